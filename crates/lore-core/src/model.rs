@@ -1,0 +1,428 @@
+//! The domain model of SPEC section 2: sources, entities, claims, evidence and their enumerations.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::Ts;
+
+/// Declares a closed string enumeration with `as_str`, `parse` and serde in snake_case.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            /// Parses the snake_case name; `None` for anything else.
+            pub fn parse(text: &str) -> Option<$name> {
+                match text { $($text => Some($name::$variant),)+ _ => None }
+            }
+
+            /// The accepted names, for error messages.
+            pub fn names() -> String {
+                [$($text),+].join(", ")
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// What an entity is.
+    EntityKind { Person => "person", Company => "company", Project => "project", Concept => "concept" }
+);
+string_enum!(
+    EntityStatus { Active => "active", Provisional => "provisional", Archived => "archived", Merged => "merged" }
+);
+string_enum!(
+    /// A claim's lifecycle state (SPEC 2.2).
+    ClaimStatus {
+        Active => "active", Superseded => "superseded", Expired => "expired",
+        Provisional => "provisional", Retracted => "retracted",
+    }
+);
+string_enum!(
+    /// Who stands behind a claim; ordered from weakest to strongest (L8).
+    Authority { Assistant => "assistant", Document => "document", FirstParty => "first_party", Manual => "manual" }
+);
+string_enum!(
+    /// How a transcript segment was attributed to its speaker.
+    Attribution {
+        OneMappedSource => "one_mapped_source", LocalMic => "local_mic",
+        MixedSources => "mixed_sources", Unmapped => "unmapped",
+    }
+);
+string_enum!(
+    EvidenceKind { Support => "support", Termination => "termination" }
+);
+string_enum!(
+    /// How a termination ended a claim: a deadline met, or a commitment dropped.
+    Outcome { Completed => "completed", Canceled => "canceled" }
+);
+string_enum!(
+    SourceKind { Meeting => "meeting", Note => "note", Attachment => "attachment", Manual => "manual" }
+);
+string_enum!(
+    Cardinality { Single => "single", Multi => "multi" }
+);
+string_enum!(
+    AttachmentKind { Screenshot => "screenshot", File => "file", AudioChunk => "audio_chunk", ReplayBundle => "replay_bundle" }
+);
+string_enum!(
+    ResourceType {
+        GithubRepo => "github_repo", GithubIssue => "github_issue", GithubPr => "github_pr",
+        GoogleDriveFile => "google_drive_file", GoogleDriveFolder => "google_drive_folder",
+        SlackThread => "slack_thread", SlackChannel => "slack_channel", Webpage => "webpage",
+        UploadedFile => "uploaded_file", Screenshot => "screenshot",
+    }
+);
+string_enum!(
+    LinkProvenance {
+        Manual => "manual", CalendarDescription => "calendar_description", MeetingChat => "meeting_chat",
+        ScreenshotOcr => "screenshot_ocr", CompanionDrop => "companion_drop", TranscriptMention => "transcript_mention",
+    }
+);
+string_enum!(
+    TaskStatus { Open => "open", Done => "done", Canceled => "canceled" }
+);
+string_enum!(
+    RevisionAction {
+        ExtractionCommit => "extraction_commit", ManualOverride => "manual_override",
+        ClaimSupersede => "claim_supersede", ClaimRetract => "claim_retract",
+        EntityMerge => "entity_merge", EntitySplit => "entity_split",
+        SourceCascadeDelete => "source_cascade_delete", Undo => "undo",
+    }
+);
+string_enum!(
+    SuggestionStatus { Open => "open", Accepted => "accepted", Rejected => "rejected", Obsolete => "obsolete" }
+);
+string_enum!(
+    /// The deadline reading of L10, computed against a clock.
+    DeadlineState {
+        Upcoming => "upcoming", PastDue => "past_due", Completed => "completed",
+        Rescheduled => "rescheduled", Canceled => "canceled",
+    }
+);
+string_enum!(
+    /// Why a claim is provisional instead of holding its slot.
+    ConflictReason {
+        Assistant => "assistant", ManualValue => "manual_value", HigherAuthority => "higher_authority",
+        SameMeeting => "same_meeting", WeakAttribution => "weak_attribution",
+    }
+);
+
+impl Attribution {
+    /// Mapped attributions can stand against others; unmapped and mixed ones cannot (L7).
+    pub fn is_strong(self) -> bool {
+        matches!(self, Attribution::OneMappedSource | Attribution::LocalMic)
+    }
+}
+
+/// A recurring calendar event that meetings belong to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeetingSeries {
+    pub id: String,
+    pub calendar_account: String,
+    pub calendar_id: String,
+    pub recurring_event_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meeting {
+    pub id: String,
+    pub external_id: String,
+    pub title: String,
+    pub started_at: Ts,
+    pub ended_at: Option<Ts>,
+    pub platform: Option<String>,
+    pub series: Option<String>,
+    pub content_hash: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Participant {
+    pub meeting: String,
+    pub idx: i64,
+    pub display_name: String,
+    pub email: Option<String>,
+    pub platform_stable_id: Option<String>,
+    pub device_id: Option<String>,
+    pub speaker_label: Option<String>,
+    pub person_entity: Option<String>,
+    pub excluded: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    pub meeting: String,
+    pub id: String,
+    pub seq: i64,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub speaker_label: Option<String>,
+    pub attribution: Attribution,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub id: String,
+    pub meeting: String,
+    pub local_id: String,
+    pub created_at: Ts,
+    pub author: Option<String>,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub id: String,
+    pub meeting: String,
+    pub local_id: String,
+    pub kind: AttachmentKind,
+    pub filename: String,
+    pub media_type: String,
+    pub sha256: String,
+    pub size: i64,
+    pub created_at: Ts,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tag {
+    pub name: String,
+    pub description: String,
+    pub ranges: serde_json::Value,
+}
+
+/// A person, company, project or concept. `current_*` fields are the stored projection (SPEC 2.4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    pub id: String,
+    pub kind: EntityKind,
+    pub canonical_name: String,
+    pub manual_name: Option<String>,
+    pub normalized_key: Option<String>,
+    pub emails: Vec<String>,
+    pub domains: Vec<String>,
+    pub external_keys: Vec<String>,
+    pub status: EntityStatus,
+    pub merged_into: Option<String>,
+    pub do_not_merge_with: Vec<String>,
+    pub manual_attributes: BTreeMap<String, String>,
+    pub manual_brief: Option<String>,
+    pub pinned: bool,
+    /// The meeting a provisional, name-only entity is scoped to (L15).
+    pub scope_meeting: Option<String>,
+    pub first_observed_at: Option<Ts>,
+    pub last_observed_at: Option<Ts>,
+    pub current_attributes: BTreeMap<String, serde_json::Value>,
+    pub current_brief: String,
+}
+
+impl Entity {
+    pub fn display_name(&self) -> &str {
+        self.manual_name.as_deref().unwrap_or(&self.canonical_name)
+    }
+}
+
+/// One observation of a name for an entity, kept so that deleting its source forgets it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Alias {
+    pub entity: String,
+    pub alias: String,
+    pub meeting: String,
+    pub observed_at: Ts,
+}
+
+/// One supported or terminated period of validity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Period {
+    pub from: Ts,
+    pub to: Option<Ts>,
+}
+
+/// The part of a claim that lifecycle rules compute; everything else is what was said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimDerived {
+    pub status: ClaimStatus,
+    pub authority: Authority,
+    pub valid_from: Option<Ts>,
+    pub valid_to: Option<Ts>,
+    pub first_observed_at: Option<Ts>,
+    pub last_observed_at: Option<Ts>,
+    pub superseded_at: Option<Ts>,
+    pub superseded_by: Option<String>,
+    pub conflict: Option<ConflictReason>,
+    /// Set when a termination closed the claim's last period.
+    pub end_outcome: Option<Outcome>,
+    pub periods: Vec<Period>,
+}
+
+/// A fact: its identity (what was said) plus its derived lifecycle state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub id: String,
+    pub subject: String,
+    pub predicate: String,
+    pub object_entity: Option<String>,
+    pub value_text: Option<String>,
+    pub value_json: Option<serde_json::Value>,
+    /// Normalized value (or object id) that, with subject, predicate and context, names the claim.
+    pub value_key: String,
+    pub context_entity: Option<String>,
+    pub cardinality: Cardinality,
+    /// Claims of one slot that compete for one value; see `slot::group_key`.
+    pub group_key: String,
+    pub explicit_valid_from: Option<Ts>,
+    pub explicit_valid_to: Option<Ts>,
+    pub retracted_at: Option<Ts>,
+    pub recorded_at: Ts,
+    pub derived: ClaimDerived,
+}
+
+impl Claim {
+    pub fn due_at(&self) -> Option<Ts> {
+        self.value_json
+            .as_ref()
+            .and_then(|json| json.get("due_at"))
+            .and_then(|due| due.as_str())
+            .and_then(|due| Ts::parse(due).ok())
+    }
+
+    pub fn slot(&self) -> SlotKey {
+        SlotKey {
+            subject: self.subject.clone(),
+            predicate: self.predicate.clone(),
+            context: self.context_entity.clone(),
+        }
+    }
+}
+
+/// `(subject, predicate, context)`: the unit that lifecycle rules re-evaluate (L13, L14).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SlotKey {
+    pub subject: String,
+    pub predicate: String,
+    pub context: Option<String>,
+}
+
+/// One supporting or terminating occurrence of a claim.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub id: String,
+    pub claim: String,
+    pub source_kind: SourceKind,
+    pub source_id: String,
+    /// The meeting the source belongs to (none for manual evidence).
+    pub meeting: Option<String>,
+    pub observed_at: Ts,
+    pub segment_ids: Vec<String>,
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    pub speaker: Option<String>,
+    pub speaker_label: Option<String>,
+    pub attribution: Option<Attribution>,
+    pub quote: String,
+    pub source_url: Option<String>,
+    pub confidence: f64,
+    pub extraction_run_id: Option<String>,
+    pub kind: EvidenceKind,
+    pub authority: Authority,
+    pub outcome: Option<Outcome>,
+    pub recorded_at: Ts,
+}
+
+/// A candidate's explicit "this replaces that" link, kept with the evidence that named it (L9).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SupersedesLink {
+    pub claim: String,
+    pub target: String,
+    pub evidence: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceLink {
+    pub id: String,
+    pub entity: Option<String>,
+    pub meeting: Option<String>,
+    pub source_kind: SourceKind,
+    pub source_id: String,
+    pub resource_type: ResourceType,
+    pub url: String,
+    pub external_key: Option<String>,
+    pub title: Option<String>,
+    pub provenance: LinkProvenance,
+    /// Always `url_only` for links seen in meetings: Lore never claims to have read them.
+    pub ingested_status: String,
+    pub first_seen_at: Ts,
+    pub last_seen_at: Ts,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub meeting: Option<String>,
+    pub title: String,
+    pub status: TaskStatus,
+    pub assignee: Option<String>,
+    pub project: Option<String>,
+    pub due_at: Option<Ts>,
+    pub evidence: serde_json::Value,
+    pub created_at: Ts,
+}
+
+/// One audit-log entry; `before` and `after` snapshot every row the action changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Revision {
+    pub id: String,
+    pub action: RevisionAction,
+    pub target: String,
+    pub secondary: Option<String>,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+    pub created_at: Ts,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Suggestion {
+    pub id: String,
+    pub kind: String,
+    pub status: SuggestionStatus,
+    pub target: String,
+    pub secondary: Option<String>,
+    pub payload: serde_json::Value,
+    pub created_at: Ts,
+}
+
+/// A record of one extraction run, keyed by `(meeting, content hash, extractor)` (L2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractionRun {
+    pub id: String,
+    pub meeting: String,
+    pub content_hash: String,
+    pub extractor: String,
+    pub revision: String,
+    pub created_at: Ts,
+}
+
+/// A row of the transaction-time status history (SPEC 4, `--known-at`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatusChange {
+    pub claim: String,
+    pub recorded_at: Ts,
+    pub derived: ClaimDerived,
+}

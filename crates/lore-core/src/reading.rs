@@ -1,0 +1,100 @@
+//! Clock-dependent readings of stored state: expiry (L11), deadline states (L10) and topic weight (L19).
+//! Stored state never depends on a clock; these functions take `now` and compute what a reader sees.
+
+use crate::model::{ClaimDerived, ClaimStatus, DeadlineState, Outcome};
+use crate::time::{Ts, MS_PER_DAY};
+
+/// L11: an active claim whose explicit `valid_to` has passed reads as expired.
+pub fn effective_status(derived: &ClaimDerived, now: Ts) -> ClaimStatus {
+    match (derived.status, derived.valid_to) {
+        (ClaimStatus::Active, Some(valid_to)) if valid_to <= now => ClaimStatus::Expired,
+        (status, _) => status,
+    }
+}
+
+/// L10: the state of a commitment due at `due_at`, read at `now`.
+pub fn deadline_state(derived: &ClaimDerived, due_at: Ts, now: Ts) -> Option<DeadlineState> {
+    match derived.status {
+        ClaimStatus::Superseded => Some(DeadlineState::Rescheduled),
+        ClaimStatus::Expired => Some(match derived.end_outcome {
+            Some(Outcome::Completed) => DeadlineState::Completed,
+            _ => DeadlineState::Canceled,
+        }),
+        ClaimStatus::Active if now < due_at => Some(DeadlineState::Upcoming),
+        ClaimStatus::Active => Some(DeadlineState::PastDue),
+        ClaimStatus::Provisional | ClaimStatus::Retracted => None,
+    }
+}
+
+/// Weight of a manual tag and of a mention in the topic-weight sum (L19).
+pub const TAG_WEIGHT: f64 = 2.0;
+pub const MENTION_WEIGHT: f64 = 1.0;
+const HALF_LIFE_MS: f64 = 30.0 * MS_PER_DAY as f64;
+
+/// L19: `W(c, t) = Σ w_e · 2^(−(t − t_e) / 30 days)` over an entity's observations `(t_e, w_e)`.
+/// Observations from the future (clock skew) count with full weight rather than growing.
+pub fn topic_weight(observations: impl IntoIterator<Item = (Ts, f64)>, now: Ts) -> f64 {
+    observations
+        .into_iter()
+        .map(|(observed_at, weight)| {
+            let age_ms = (now.0 - observed_at.0).max(0) as f64;
+            weight * (-age_ms / HALF_LIFE_MS).exp2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Authority;
+
+    fn derived(status: ClaimStatus) -> ClaimDerived {
+        ClaimDerived {
+            status,
+            authority: Authority::FirstParty,
+            valid_from: Some(Ts(0)),
+            valid_to: None,
+            first_observed_at: Some(Ts(0)),
+            last_observed_at: Some(Ts(0)),
+            superseded_at: None,
+            superseded_by: None,
+            conflict: None,
+            end_outcome: None,
+            periods: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn l11_explicit_end_in_the_past_reads_expired() {
+        let mut claim = derived(ClaimStatus::Active);
+        claim.valid_to = Some(Ts(100));
+        assert_eq!(effective_status(&claim, Ts(99)), ClaimStatus::Active);
+        assert_eq!(effective_status(&claim, Ts(100)), ClaimStatus::Expired);
+    }
+
+    #[test]
+    fn l10_deadline_states_follow_evidence_and_the_clock() {
+        let due = Ts(10 * MS_PER_DAY);
+        let active = derived(ClaimStatus::Active);
+        assert_eq!(deadline_state(&active, due, Ts(0)), Some(DeadlineState::Upcoming));
+        assert_eq!(deadline_state(&active, due, Ts(11 * MS_PER_DAY)), Some(DeadlineState::PastDue));
+        assert_eq!(deadline_state(&derived(ClaimStatus::Superseded), due, Ts(0)), Some(DeadlineState::Rescheduled));
+        let mut completed = derived(ClaimStatus::Expired);
+        completed.end_outcome = Some(Outcome::Completed);
+        assert_eq!(deadline_state(&completed, due, Ts(0)), Some(DeadlineState::Completed));
+        assert_eq!(deadline_state(&derived(ClaimStatus::Expired), due, Ts(0)), Some(DeadlineState::Canceled));
+        assert_eq!(deadline_state(&derived(ClaimStatus::Provisional), due, Ts(0)), None);
+    }
+
+    #[test]
+    fn l19_weight_halves_every_thirty_days_and_tags_count_double() {
+        let now = Ts(60 * MS_PER_DAY);
+        let mention_now = topic_weight([(now, MENTION_WEIGHT)], now);
+        let mention_30_days_ago = topic_weight([(Ts(30 * MS_PER_DAY), MENTION_WEIGHT)], now);
+        let tag_60_days_ago = topic_weight([(Ts(0), TAG_WEIGHT)], now);
+        assert!((mention_now - 1.0).abs() < 1e-12);
+        assert!((mention_30_days_ago - 0.5).abs() < 1e-12);
+        assert!((tag_60_days_ago - 0.5).abs() < 1e-12);
+        assert!((topic_weight([(Ts(0), 1.0), (now, 2.0)], now) - 2.25).abs() < 1e-12);
+    }
+}
