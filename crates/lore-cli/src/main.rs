@@ -1,1 +1,37 @@
-fn main() {}
+//! The `lore` command line: parses arguments, opens the database chosen by `--db`, calls the engine,
+//! and prints results. Exit codes: 0 success, 1 runtime error, 2 bad usage or bad input.
+
+#![forbid(unsafe_code)]
+
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match commands::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .without_time()
+        .with_target(false)
+        .init();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(commands::exit_code(&error))
+        }
+    }
+}

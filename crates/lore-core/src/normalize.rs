@@ -17,7 +17,11 @@ pub fn value_key(text: &str) -> String {
 pub fn normalize_email(email: &str) -> Option<String> {
     let trimmed = email.trim().to_lowercase();
     let (local, domain) = trimmed.split_once('@')?;
-    if local.is_empty() || domain.is_empty() || !domain.contains('.') || trimmed.contains(char::is_whitespace) {
+    if local.is_empty()
+        || domain.is_empty()
+        || !domain.contains('.')
+        || trimmed.contains(char::is_whitespace)
+    {
         return None;
     }
     Some(trimmed)
@@ -26,10 +30,22 @@ pub fn normalize_email(email: &str) -> Option<String> {
 /// A domain from an email, URL or bare domain: lowercase, no scheme, path or `www.`.
 pub fn normalize_domain(input: &str) -> Option<String> {
     let lowered = input.trim().to_lowercase();
-    let without_user = lowered.rsplit_once('@').map(|(_, domain)| domain).unwrap_or(&lowered);
-    let without_scheme = without_user.split_once("://").map(|(_, rest)| rest).unwrap_or(without_user);
-    let host = without_scheme.split(['/', '?', '#', ':']).next().unwrap_or("");
-    let host = host.strip_prefix("www.").unwrap_or(host).trim_end_matches('.');
+    let without_user = lowered
+        .rsplit_once('@')
+        .map(|(_, domain)| domain)
+        .unwrap_or(&lowered);
+    let without_scheme = without_user
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or(without_user);
+    let host = without_scheme
+        .split(['/', '?', '#', ':'])
+        .next()
+        .unwrap_or("");
+    let host = host
+        .strip_prefix("www.")
+        .unwrap_or(host)
+        .trim_end_matches('.');
     if host.is_empty() || !host.contains('.') || host.contains(char::is_whitespace) {
         return None;
     }
@@ -68,12 +84,18 @@ mod tests {
 
     #[test]
     fn values_compare_without_case_or_spacing() {
-        assert_eq!(value_key("  Principal   Researcher. "), "principal researcher");
+        assert_eq!(
+            value_key("  Principal   Researcher. "),
+            "principal researcher"
+        );
     }
 
     #[test]
     fn emails_need_a_local_part_and_a_dotted_domain() {
-        assert_eq!(normalize_email(" Alice@Acme.COM ").as_deref(), Some("alice@acme.com"));
+        assert_eq!(
+            normalize_email(" Alice@Acme.COM ").as_deref(),
+            Some("alice@acme.com")
+        );
         assert_eq!(normalize_email("alice"), None);
         assert_eq!(normalize_email("@acme.com"), None);
         assert_eq!(normalize_email(""), None);
@@ -81,8 +103,14 @@ mod tests {
 
     #[test]
     fn domains_come_from_urls_and_emails() {
-        assert_eq!(normalize_domain("https://www.Acme.com/about").as_deref(), Some("acme.com"));
-        assert_eq!(normalize_domain("bob@globex.com").as_deref(), Some("globex.com"));
+        assert_eq!(
+            normalize_domain("https://www.Acme.com/about").as_deref(),
+            Some("acme.com")
+        );
+        assert_eq!(
+            normalize_domain("bob@globex.com").as_deref(),
+            Some("globex.com")
+        );
         assert_eq!(normalize_domain("localhost"), None);
     }
 

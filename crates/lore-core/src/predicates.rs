@@ -61,7 +61,12 @@ impl Registry {
             ("led_by_person", vec![Project], entity(Person), Single),
             ("has_deadline", vec![Project], ObjectSpec::Text, Multi),
             ("relates_to_concept", vec![Project], entity(Concept), Multi),
-            ("blocked_by", vec![Project], ObjectSpec::TextOrEntity(vec![Project]), Multi),
+            (
+                "blocked_by",
+                vec![Project],
+                ObjectSpec::TextOrEntity(vec![Project]),
+                Multi,
+            ),
             ("co_occurs_with", vec![Concept], entity(Concept), Multi),
             ("applies_to_project", vec![Concept], entity(Project), Multi),
             ("has_link", vec![], ObjectSpec::Resource, Multi),
@@ -127,7 +132,13 @@ mod tests {
         assert_eq!(has_role.context_kind, Some(EntityKind::Project));
         assert_eq!(has_role.cardinality, Cardinality::Single);
         assert!(registry.get("has_deadline").unwrap().is_deadline);
-        assert!(registry.get("note").unwrap().accepts_subject(EntityKind::Concept));
-        assert!(!registry.get("works_at").unwrap().accepts_subject(EntityKind::Project));
+        assert!(registry
+            .get("note")
+            .unwrap()
+            .accepts_subject(EntityKind::Concept));
+        assert!(!registry
+            .get("works_at")
+            .unwrap()
+            .accepts_subject(EntityKind::Project));
     }
 }

@@ -30,10 +30,16 @@ impl ProjectedClaim<'_> {
 
 /// Builds `current_attributes` and `current_brief` from manual attributes and active claims.
 pub fn project(entity: &Entity, claims: &[ProjectedClaim]) -> (BTreeMap<String, Value>, String) {
-    let mut active: Vec<&ProjectedClaim> =
-        claims.iter().filter(|c| c.claim.derived.status == ClaimStatus::Active).collect();
+    let mut active: Vec<&ProjectedClaim> = claims
+        .iter()
+        .filter(|c| c.claim.derived.status == ClaimStatus::Active)
+        .collect();
     active.sort_by(|a, b| {
-        (&a.claim.predicate, a.context_name, a.value()).cmp(&(&b.claim.predicate, b.context_name, b.value()))
+        (&a.claim.predicate, a.context_name, a.value()).cmp(&(
+            &b.claim.predicate,
+            b.context_name,
+            b.value(),
+        ))
     });
 
     let mut attributes: BTreeMap<String, Value> = BTreeMap::new();
@@ -42,7 +48,9 @@ pub fn project(entity: &Entity, claims: &[ProjectedClaim]) -> (BTreeMap<String, 
         let value = Value::String(projected.value());
         match (projected.claim.cardinality, projected.context_name) {
             (_, Some(context)) => {
-                let map = attributes.entry(predicate).or_insert_with(|| Value::Object(Default::default()));
+                let map = attributes
+                    .entry(predicate)
+                    .or_insert_with(|| Value::Object(Default::default()));
                 if let Value::Object(map) = map {
                     map.insert(context.to_string(), value);
                 }
@@ -51,7 +59,9 @@ pub fn project(entity: &Entity, claims: &[ProjectedClaim]) -> (BTreeMap<String, 
                 attributes.insert(predicate, value);
             }
             (Cardinality::Multi, None) => {
-                let list = attributes.entry(predicate).or_insert_with(|| Value::Array(Vec::new()));
+                let list = attributes
+                    .entry(predicate)
+                    .or_insert_with(|| Value::Array(Vec::new()));
                 if let Value::Array(list) = list {
                     list.push(value);
                 }
@@ -61,7 +71,10 @@ pub fn project(entity: &Entity, claims: &[ProjectedClaim]) -> (BTreeMap<String, 
     for (key, value) in &entity.manual_attributes {
         attributes.insert(key.clone(), Value::String(value.clone()));
     }
-    let brief = entity.manual_brief.clone().unwrap_or_else(|| brief(entity, &attributes));
+    let brief = entity
+        .manual_brief
+        .clone()
+        .unwrap_or_else(|| brief(entity, &attributes));
     (attributes, brief)
 }
 
@@ -101,6 +114,10 @@ fn render(value: &Value) -> String {
 
 fn brief(entity: &Entity, attributes: &BTreeMap<String, Value>) -> String {
     let mut parts = vec![format!("{} ({})", entity.display_name(), entity.kind)];
-    parts.extend(attributes.iter().map(|(predicate, value)| format!("{}: {}", phrase(predicate), render(value))));
+    parts.extend(
+        attributes
+            .iter()
+            .map(|(predicate, value)| format!("{}: {}", phrase(predicate), render(value))),
+    );
     parts.join(" · ")
 }

@@ -76,14 +76,32 @@ mod tests {
     fn l10_deadline_states_follow_evidence_and_the_clock() {
         let due = Ts(10 * MS_PER_DAY);
         let active = derived(ClaimStatus::Active);
-        assert_eq!(deadline_state(&active, due, Ts(0)), Some(DeadlineState::Upcoming));
-        assert_eq!(deadline_state(&active, due, Ts(11 * MS_PER_DAY)), Some(DeadlineState::PastDue));
-        assert_eq!(deadline_state(&derived(ClaimStatus::Superseded), due, Ts(0)), Some(DeadlineState::Rescheduled));
+        assert_eq!(
+            deadline_state(&active, due, Ts(0)),
+            Some(DeadlineState::Upcoming)
+        );
+        assert_eq!(
+            deadline_state(&active, due, Ts(11 * MS_PER_DAY)),
+            Some(DeadlineState::PastDue)
+        );
+        assert_eq!(
+            deadline_state(&derived(ClaimStatus::Superseded), due, Ts(0)),
+            Some(DeadlineState::Rescheduled)
+        );
         let mut completed = derived(ClaimStatus::Expired);
         completed.end_outcome = Some(Outcome::Completed);
-        assert_eq!(deadline_state(&completed, due, Ts(0)), Some(DeadlineState::Completed));
-        assert_eq!(deadline_state(&derived(ClaimStatus::Expired), due, Ts(0)), Some(DeadlineState::Canceled));
-        assert_eq!(deadline_state(&derived(ClaimStatus::Provisional), due, Ts(0)), None);
+        assert_eq!(
+            deadline_state(&completed, due, Ts(0)),
+            Some(DeadlineState::Completed)
+        );
+        assert_eq!(
+            deadline_state(&derived(ClaimStatus::Expired), due, Ts(0)),
+            Some(DeadlineState::Canceled)
+        );
+        assert_eq!(
+            deadline_state(&derived(ClaimStatus::Provisional), due, Ts(0)),
+            None
+        );
     }
 
     #[test]

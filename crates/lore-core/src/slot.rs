@@ -8,7 +8,8 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    Attribution, Authority, ClaimDerived, ClaimStatus, ConflictReason, EvidenceKind, Outcome, Period,
+    Attribution, Authority, ClaimDerived, ClaimStatus, ConflictReason, EvidenceKind, Outcome,
+    Period,
 };
 use crate::time::Ts;
 
@@ -59,7 +60,12 @@ pub struct SlotOutcome {
 /// The key under which claims of a slot compete. Single-valued predicates: one group for the whole slot.
 /// Multi-valued: each value stands alone. Deadlines: one group per commitment, so a new due date for the
 /// same commitment supersedes the old one (L10 rescheduling).
-pub fn group_key(single_valued: bool, is_deadline: bool, value_key: &str, commitment_key: &str) -> String {
+pub fn group_key(
+    single_valued: bool,
+    is_deadline: bool,
+    value_key: &str,
+    commitment_key: &str,
+) -> String {
     if is_deadline {
         format!("deadline:{commitment_key}")
     } else if single_valued {
@@ -75,7 +81,12 @@ fn timeline_key(evidence: &SlotEvidence) -> (Ts, i64, u8, &str) {
         EvidenceKind::Support => 0,
         EvidenceKind::Termination => 1,
     };
-    (evidence.observed_at, evidence.order, kind_rank, evidence.id.as_str())
+    (
+        evidence.observed_at,
+        evidence.order,
+        kind_rank,
+        evidence.id.as_str(),
+    )
 }
 
 /// A claim's authority is the strongest authority among its evidence (a first-party confirmation of an
@@ -120,7 +131,10 @@ pub fn evaluate_slot(claims: &[SlotClaim]) -> SlotOutcome {
         );
     }
 
-    let groups: BTreeSet<&str> = claims.iter().map(|claim| claim.group_key.as_str()).collect();
+    let groups: BTreeSet<&str> = claims
+        .iter()
+        .map(|claim| claim.group_key.as_str())
+        .collect();
     let mut holders: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     for group in groups {
         let members: Vec<&str> = claims
@@ -139,7 +153,10 @@ pub fn evaluate_slot(claims: &[SlotClaim]) -> SlotOutcome {
         states.insert(claim.id.clone(), derive_state(&working, claim, holder));
     }
     let dropped_links = apply_explicit_links(claims, &working, &mut states);
-    SlotOutcome { states, dropped_links }
+    SlotOutcome {
+        states,
+        dropped_links,
+    }
 }
 
 /// L7: excludes evidence from meetings where different speakers left incompatible values unresolved,
@@ -156,10 +173,14 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
             if evidence.kind != EvidenceKind::Support {
                 continue;
             }
-            let (Some(meeting), Some(speaker)) = (evidence.meeting.as_deref(), evidence.speaker.as_deref()) else {
+            let (Some(meeting), Some(speaker)) =
+                (evidence.meeting.as_deref(), evidence.speaker.as_deref())
+            else {
                 continue;
             };
-            let slot = last_by_speaker.entry((meeting, speaker)).or_insert((evidence, claim_id));
+            let slot = last_by_speaker
+                .entry((meeting, speaker))
+                .or_insert((evidence, claim_id));
             if timeline_key(evidence) > timeline_key(slot.0) {
                 *slot = (evidence, claim_id);
             }
@@ -167,7 +188,10 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
     }
     let mut claims_by_meeting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for ((meeting, _speaker), (_evidence, claim_id)) in &last_by_speaker {
-        claims_by_meeting.entry(meeting).or_default().insert(claim_id);
+        claims_by_meeting
+            .entry(meeting)
+            .or_default()
+            .insert(claim_id);
     }
     let conflicted_meetings: BTreeSet<&str> = claims_by_meeting
         .iter()
@@ -187,11 +211,17 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
             .evidence
             .iter()
             .filter(|evidence| evidence.kind == EvidenceKind::Support)
-            .filter(|evidence| !evidence.meeting.as_deref().is_some_and(|m| conflicted_meetings.contains(m)))
+            .filter(|evidence| {
+                !evidence
+                    .meeting
+                    .as_deref()
+                    .is_some_and(|m| conflicted_meetings.contains(m))
+            })
             .collect();
         included.insert(claim_id, kept);
     }
-    let is_strong = |evidence: &SlotEvidence| evidence.attribution.is_none_or(Attribution::is_strong);
+    let is_strong =
+        |evidence: &SlotEvidence| evidence.attribution.is_none_or(Attribution::is_strong);
     let mut after_weak_filter: BTreeMap<&str, Vec<&SlotEvidence>> = BTreeMap::new();
     for (&claim_id, kept) in &included {
         let filtered = kept
@@ -201,9 +231,9 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
                 is_strong(evidence)
                     || !included.iter().any(|(&other_id, other_evidence)| {
                         other_id != claim_id
-                            && other_evidence
-                                .iter()
-                                .any(|other| is_strong(other) && other.observed_at <= evidence.observed_at)
+                            && other_evidence.iter().any(|other| {
+                                is_strong(other) && other.observed_at <= evidence.observed_at
+                            })
                     })
             })
             .collect();
@@ -217,7 +247,11 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
         }
         let before = included.get(claim_id).map_or(0, Vec::len);
         let kept = after_weak_filter.remove(claim_id).unwrap_or_default();
-        let had_support = entry.claim.evidence.iter().any(|e| e.kind == EvidenceKind::Support);
+        let had_support = entry
+            .claim
+            .evidence
+            .iter()
+            .any(|e| e.kind == EvidenceKind::Support);
         if had_support && kept.is_empty() {
             entry.exclusion = Some(if before == 0 {
                 ConflictReason::SameMeeting
@@ -230,14 +264,22 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
 }
 
 /// Walks the group's evidence in time order; returns the claim holding the group at the end.
-fn walk_timeline<'a>(working: &mut BTreeMap<&'a str, Working<'a>>, members: &[&'a str]) -> Option<&'a str> {
+fn walk_timeline<'a>(
+    working: &mut BTreeMap<&'a str, Working<'a>>,
+    members: &[&'a str],
+) -> Option<&'a str> {
     let mut events: Vec<(&'a SlotEvidence, &'a str)> = Vec::new();
     for &claim_id in members {
         let entry = &working[claim_id];
         if !entry.eligible {
             continue;
         }
-        events.extend(entry.included_support.iter().map(|evidence| (*evidence, claim_id)));
+        events.extend(
+            entry
+                .included_support
+                .iter()
+                .map(|evidence| (*evidence, claim_id)),
+        );
         events.extend(
             entry
                 .claim
@@ -247,7 +289,11 @@ fn walk_timeline<'a>(working: &mut BTreeMap<&'a str, Working<'a>>, members: &[&'
                 .map(|evidence| (evidence, claim_id)),
         );
     }
-    events.sort_by(|a, b| timeline_key(a.0).cmp(&timeline_key(b.0)).then_with(|| a.1.cmp(b.1)));
+    events.sort_by(|a, b| {
+        timeline_key(a.0)
+            .cmp(&timeline_key(b.0))
+            .then_with(|| a.1.cmp(b.1))
+    });
 
     let mut holder: Option<&'a str> = None;
     for (evidence, claim_id) in events {
@@ -264,10 +310,16 @@ fn walk_timeline<'a>(working: &mut BTreeMap<&'a str, Working<'a>>, members: &[&'
                     continue;
                 }
                 if let Some(current) = holder {
-                    close_last_period(working.get_mut(current).expect("holder"), evidence.observed_at);
+                    close_last_period(
+                        working.get_mut(current).expect("holder"),
+                        evidence.observed_at,
+                    );
                 }
                 let entry = working.get_mut(claim_id).expect("member");
-                entry.periods.push(Period { from: evidence.observed_at, to: None });
+                entry.periods.push(Period {
+                    from: evidence.observed_at,
+                    to: None,
+                });
                 entry.closed_by_termination = None;
                 holder = Some(claim_id);
             }
@@ -292,7 +344,11 @@ fn close_last_period(entry: &mut Working, at: Ts) {
     }
 }
 
-fn derive_state(working: &BTreeMap<&str, Working>, claim: &SlotClaim, holder: Option<&str>) -> ClaimDerived {
+fn derive_state(
+    working: &BTreeMap<&str, Working>,
+    claim: &SlotClaim,
+    holder: Option<&str>,
+) -> ClaimDerived {
     let entry = &working[claim.id.as_str()];
     let first_observed_at = claim.evidence.iter().map(|e| e.observed_at).min();
     let last_observed_at = claim.evidence.iter().map(|e| e.observed_at).max();
@@ -329,7 +385,10 @@ fn derive_state(working: &BTreeMap<&str, Working>, claim: &SlotClaim, holder: Op
 
     let termination_only = entry.included_support.is_empty()
         && entry.exclusion.is_none()
-        && claim.evidence.iter().any(|e| e.kind == EvidenceKind::Termination);
+        && claim
+            .evidence
+            .iter()
+            .any(|e| e.kind == EvidenceKind::Termination);
     if termination_only {
         let ending = claim
             .evidence
@@ -375,7 +434,11 @@ fn next_superseder<'a>(
     claim: &SlotClaim,
     entry: &Working,
 ) -> Option<(&'a str, Ts)> {
-    let last_own = entry.included_support.iter().map(|e| timeline_key(e)).max()?;
+    let last_own = entry
+        .included_support
+        .iter()
+        .map(|e| timeline_key(e))
+        .max()?;
     working
         .iter()
         .filter(|(id, other)| {
@@ -386,18 +449,33 @@ fn next_superseder<'a>(
         })
         .flat_map(|(id, other)| other.included_support.iter().map(move |e| (*id, *e)))
         .filter(|(_, evidence)| timeline_key(evidence) > last_own)
-        .min_by(|a, b| timeline_key(a.1).cmp(&timeline_key(b.1)).then_with(|| a.0.cmp(b.0)))
+        .min_by(|a, b| {
+            timeline_key(a.1)
+                .cmp(&timeline_key(b.1))
+                .then_with(|| a.0.cmp(b.0))
+        })
         .map(|(id, evidence)| (id, evidence.observed_at))
 }
 
 /// Sets `valid_from`/`valid_to` from periods and the claim's explicit validity (L11).
-fn finish(mut derived: ClaimDerived, claim: &SlotClaim, working: &BTreeMap<&str, Working>) -> ClaimDerived {
+fn finish(
+    mut derived: ClaimDerived,
+    claim: &SlotClaim,
+    working: &BTreeMap<&str, Working>,
+) -> ClaimDerived {
     if let Some(explicit_from) = claim.explicit_valid_from {
         // An explicit start applies to a claim that opened its group's timeline and held it once.
         let opened_timeline = derived.periods.len() == 1
-            && working.values().filter(|w| w.claim.group_key == claim.group_key).all(|other| {
-                other.claim.id == claim.id || other.periods.iter().all(|p| p.from >= derived.periods[0].from)
-            });
+            && working
+                .values()
+                .filter(|w| w.claim.group_key == claim.group_key)
+                .all(|other| {
+                    other.claim.id == claim.id
+                        || other
+                            .periods
+                            .iter()
+                            .all(|p| p.from >= derived.periods[0].from)
+                });
         if opened_timeline && explicit_from < derived.periods[0].from {
             derived.periods[0].from = explicit_from;
         }
@@ -409,7 +487,11 @@ fn finish(mut derived: ClaimDerived, claim: &SlotClaim, working: &BTreeMap<&str,
         }
     }
     if let Some(explicit_to) = claim.explicit_valid_to {
-        derived.valid_to = Some(derived.valid_to.map_or(explicit_to, |to| to.min(explicit_to)));
+        derived.valid_to = Some(
+            derived
+                .valid_to
+                .map_or(explicit_to, |to| to.min(explicit_to)),
+        );
     }
     derived
 }
@@ -422,27 +504,44 @@ fn apply_explicit_links(
 ) -> Vec<DroppedLink> {
     let mut links: Vec<(&SlotClaim, &str)> = claims
         .iter()
-        .flat_map(|claim| claim.supersedes.iter().map(move |target| (claim, target.as_str())))
+        .flat_map(|claim| {
+            claim
+                .supersedes
+                .iter()
+                .map(move |target| (claim, target.as_str()))
+        })
         .collect();
     links.sort_by(|a, b| {
         let last = |claim: &SlotClaim| states[&claim.id].last_observed_at;
-        last(a.0).cmp(&last(b.0)).then_with(|| a.0.id.cmp(&b.0.id)).then_with(|| a.1.cmp(b.1))
+        last(a.0)
+            .cmp(&last(b.0))
+            .then_with(|| a.0.id.cmp(&b.0.id))
+            .then_with(|| a.1.cmp(b.1))
     });
     links.dedup_by(|a, b| a.0.id == b.0.id && a.1 == b.1);
 
     let mut dropped = Vec::new();
     for (claim, target) in links {
-        let drop = |reason: String| DroppedLink { claim: claim.id.clone(), target: target.to_string(), reason };
+        let drop = |reason: String| DroppedLink {
+            claim: claim.id.clone(),
+            target: target.to_string(),
+            reason,
+        };
         if target == claim.id {
             dropped.push(drop("a claim cannot supersede itself".into()));
             continue;
         }
         let Some(target_state) = states.get(target).cloned() else {
-            dropped.push(drop("target is not a claim of the same subject, predicate and context".into()));
+            dropped.push(drop(
+                "target is not a claim of the same subject, predicate and context".into(),
+            ));
             continue;
         };
         let new_state = states[&claim.id].clone();
-        if matches!(new_state.status, ClaimStatus::Provisional | ClaimStatus::Retracted) {
+        if matches!(
+            new_state.status,
+            ClaimStatus::Provisional | ClaimStatus::Retracted
+        ) {
             dropped.push(drop(format!("superseding claim is {}", new_state.status)));
             continue;
         }
@@ -450,9 +549,14 @@ fn apply_explicit_links(
             dropped.push(drop("superseding claim is older than its target".into()));
             continue;
         }
-        let (new_authority, target_authority) = (working[claim.id.as_str()].authority, working[target].authority);
+        let (new_authority, target_authority) = (
+            working[claim.id.as_str()].authority,
+            working[target].authority,
+        );
         if new_authority.cmp(&target_authority) == Ordering::Less {
-            dropped.push(drop(format!("{new_authority} claim cannot supersede a {target_authority} claim")));
+            dropped.push(drop(format!(
+                "{new_authority} claim cannot supersede a {target_authority} claim"
+            )));
             continue;
         }
         if reaches(states, &claim.id, target) {
@@ -484,7 +588,10 @@ fn apply_explicit_links(
 fn reaches(states: &BTreeMap<String, ClaimDerived>, from: &str, to: &str) -> bool {
     let mut current = from;
     let mut seen = BTreeSet::new();
-    while let Some(next) = states.get(current).and_then(|state| state.superseded_by.as_deref()) {
+    while let Some(next) = states
+        .get(current)
+        .and_then(|state| state.superseded_by.as_deref())
+    {
         if next == to {
             return true;
         }

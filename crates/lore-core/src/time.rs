@@ -92,7 +92,11 @@ impl<'de> Deserialize<'de> for Ts {
 /// Formats an offset within a meeting as `mm:ss` (or `h:mm:ss` past an hour).
 pub fn format_offset(ms: i64) -> String {
     let total_seconds = ms.max(0) / 1000;
-    let (hours, minutes, seconds) = (total_seconds / 3600, (total_seconds / 60) % 60, total_seconds % 60);
+    let (hours, minutes, seconds) = (
+        total_seconds / 3600,
+        (total_seconds / 60) % 60,
+        total_seconds % 60,
+    );
     if hours > 0 {
         format!("{hours}:{minutes:02}:{seconds:02}")
     } else {
@@ -113,7 +117,10 @@ mod tests {
 
     #[test]
     fn bare_dates_are_midnight_utc() {
-        assert_eq!(Ts::parse("2026-11-12").unwrap().to_rfc3339(), "2026-11-12T00:00:00.000Z");
+        assert_eq!(
+            Ts::parse("2026-11-12").unwrap().to_rfc3339(),
+            "2026-11-12T00:00:00.000Z"
+        );
         assert!(Ts::is_date_only("2026-11-12"));
         assert!(!Ts::is_date_only("2026-11-12T00:00:00Z"));
     }

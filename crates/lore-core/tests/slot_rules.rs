@@ -1,7 +1,9 @@
 //! Unit-level checks of slot re-evaluation, one per lifecycle rule (the data-driven scenarios in
 //! `lore-engine/tests/scenarios` exercise the same rules through storage).
 
-use lore_core::model::{Attribution, Authority, ClaimStatus, ConflictReason, EvidenceKind, Outcome};
+use lore_core::model::{
+    Attribution, Authority, ClaimStatus, ConflictReason, EvidenceKind, Outcome,
+};
 use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::Ts;
 use proptest::prelude::*;
@@ -41,7 +43,10 @@ fn fp(id: &str, day: i64) -> SlotEvidence {
 #[test]
 fn l4_later_value_supersedes_and_late_arrival_enters_history() {
     // B (day 5) is newer than A (day 2), whatever order they are listed in.
-    let outcome = evaluate_slot(&[claim("b", "", vec![fp("e2", 5)]), claim("a", "", vec![fp("e1", 2)])]);
+    let outcome = evaluate_slot(&[
+        claim("b", "", vec![fp("e2", 5)]),
+        claim("a", "", vec![fp("e1", 2)]),
+    ]);
     let (a, b) = (&outcome.states["a"], &outcome.states["b"]);
     assert_eq!(b.status, ClaimStatus::Active);
     assert_eq!(b.valid_from, Some(Ts(5 * DAY)));
@@ -62,7 +67,10 @@ fn l4_flip_back_is_valid_again_from_its_reaffirmation() {
     assert_eq!(a.periods.len(), 2, "history shows A's two periods");
     assert_eq!(b.status, ClaimStatus::Superseded);
     assert_eq!(b.superseded_by.as_deref(), Some("a"));
-    assert_eq!((b.valid_from, b.valid_to), (Some(Ts(2 * DAY)), Some(Ts(3 * DAY))));
+    assert_eq!(
+        (b.valid_from, b.valid_to),
+        (Some(Ts(2 * DAY)), Some(Ts(3 * DAY)))
+    );
 }
 
 #[test]
@@ -95,7 +103,10 @@ fn l6_manual_value_holds_and_newer_extraction_is_provisional() {
     assert_eq!(outcome.states["manual"].status, ClaimStatus::Active);
     assert_eq!(outcome.states["old"].status, ClaimStatus::Superseded);
     assert_eq!(outcome.states["newer"].status, ClaimStatus::Provisional);
-    assert_eq!(outcome.states["newer"].conflict, Some(ConflictReason::ManualValue));
+    assert_eq!(
+        outcome.states["newer"].conflict,
+        Some(ConflictReason::ManualValue)
+    );
 }
 
 #[test]
@@ -103,17 +114,26 @@ fn l7_different_speakers_disagreeing_in_one_meeting_are_provisional() {
     let mut bob = fp("e2", 1);
     bob.speaker = Some("bob".into());
     bob.order = 10;
-    let outcome = evaluate_slot(&[claim("on_track", "", vec![fp("e1", 1)]), claim("at_risk", "", vec![bob])]);
+    let outcome = evaluate_slot(&[
+        claim("on_track", "", vec![fp("e1", 1)]),
+        claim("at_risk", "", vec![bob]),
+    ]);
     assert_eq!(outcome.states["on_track"].status, ClaimStatus::Provisional);
     assert_eq!(outcome.states["at_risk"].status, ClaimStatus::Provisional);
-    assert_eq!(outcome.states["at_risk"].conflict, Some(ConflictReason::SameMeeting));
+    assert_eq!(
+        outcome.states["at_risk"].conflict,
+        Some(ConflictReason::SameMeeting)
+    );
 }
 
 #[test]
 fn l7_a_speaker_correcting_themselves_resolves_it() {
     let mut correction = fp("e2", 1);
     correction.order = 10;
-    let outcome = evaluate_slot(&[claim("first", "", vec![fp("e1", 1)]), claim("second", "", vec![correction])]);
+    let outcome = evaluate_slot(&[
+        claim("first", "", vec![fp("e1", 1)]),
+        claim("second", "", vec![correction]),
+    ]);
     assert_eq!(outcome.states["second"].status, ClaimStatus::Active);
     assert_eq!(outcome.states["first"].status, ClaimStatus::Superseded);
 }
@@ -123,10 +143,16 @@ fn l7_unmapped_speaker_cannot_contradict_a_mapped_statement() {
     let mut unmapped = fp("e2", 3);
     unmapped.attribution = Some(Attribution::Unmapped);
     unmapped.speaker = Some("unknown".into());
-    let outcome = evaluate_slot(&[claim("mapped", "", vec![fp("e1", 1)]), claim("rumour", "", vec![unmapped])]);
+    let outcome = evaluate_slot(&[
+        claim("mapped", "", vec![fp("e1", 1)]),
+        claim("rumour", "", vec![unmapped]),
+    ]);
     assert_eq!(outcome.states["mapped"].status, ClaimStatus::Active);
     assert_eq!(outcome.states["rumour"].status, ClaimStatus::Provisional);
-    assert_eq!(outcome.states["rumour"].conflict, Some(ConflictReason::WeakAttribution));
+    assert_eq!(
+        outcome.states["rumour"].conflict,
+        Some(ConflictReason::WeakAttribution)
+    );
 }
 
 #[test]
@@ -138,9 +164,15 @@ fn l8_lower_authority_cannot_displace_higher() {
     ]);
     assert_eq!(outcome.states["first_party"].status, ClaimStatus::Active);
     assert_eq!(outcome.states["document"].status, ClaimStatus::Provisional);
-    assert_eq!(outcome.states["document"].conflict, Some(ConflictReason::HigherAuthority));
+    assert_eq!(
+        outcome.states["document"].conflict,
+        Some(ConflictReason::HigherAuthority)
+    );
     assert_eq!(outcome.states["assistant"].status, ClaimStatus::Provisional);
-    assert_eq!(outcome.states["assistant"].conflict, Some(ConflictReason::Assistant));
+    assert_eq!(
+        outcome.states["assistant"].conflict,
+        Some(ConflictReason::Assistant)
+    );
 }
 
 #[test]
@@ -159,13 +191,27 @@ fn l9_explicit_links_are_checked_before_they_apply() {
     newer.supersedes = vec!["atlas".into(), "beacon".into(), "ghost".into()];
     let mut older_claims_newer = claim("apollo", "value:apollo", vec![fp("e3", 1)]);
     older_claims_newer.supersedes = vec!["beacon".into()];
-    let outcome = evaluate_slot(&[claim("atlas", "value:atlas", vec![fp("e1", 2)]), newer, older_claims_newer]);
+    let outcome = evaluate_slot(&[
+        claim("atlas", "value:atlas", vec![fp("e1", 2)]),
+        newer,
+        older_claims_newer,
+    ]);
     assert_eq!(outcome.states["atlas"].status, ClaimStatus::Superseded);
-    assert_eq!(outcome.states["atlas"].superseded_by.as_deref(), Some("beacon"));
+    assert_eq!(
+        outcome.states["atlas"].superseded_by.as_deref(),
+        Some("beacon")
+    );
     assert_eq!(outcome.states["beacon"].status, ClaimStatus::Active);
-    let reasons: Vec<&str> = outcome.dropped_links.iter().map(|d| d.reason.as_str()).collect();
+    let reasons: Vec<&str> = outcome
+        .dropped_links
+        .iter()
+        .map(|d| d.reason.as_str())
+        .collect();
     assert!(reasons.iter().any(|r| r.contains("itself")), "{reasons:?}");
-    assert!(reasons.iter().any(|r| r.contains("same subject")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("same subject")),
+        "{reasons:?}"
+    );
     assert!(reasons.iter().any(|r| r.contains("older")), "{reasons:?}");
 }
 
@@ -206,7 +252,10 @@ fn l12_retracted_claims_stay_retracted_and_leave_the_slot() {
 #[test]
 fn l13_removing_the_superseder_restores_the_old_value_without_blind_resurrection() {
     // A superseded by B superseded by C; deleting B's evidence leaves A superseded by C.
-    let outcome = evaluate_slot(&[claim("a", "", vec![fp("e1", 1)]), claim("c", "", vec![fp("e3", 3)])]);
+    let outcome = evaluate_slot(&[
+        claim("a", "", vec![fp("e1", 1)]),
+        claim("c", "", vec![fp("e3", 3)]),
+    ]);
     assert_eq!(outcome.states["a"].superseded_by.as_deref(), Some("c"));
     // Deleting C as well: A holds again.
     let outcome = evaluate_slot(&[claim("a", "", vec![fp("e1", 1)])]);
@@ -232,33 +281,42 @@ fn arbitrary_slot() -> impl Strategy<Value = Vec<SlotClaim>> {
             let mut evidence = said("", day, Authority::ALL[authority]);
             evidence.speaker = Some(format!("s{speaker}"));
             evidence.order = order;
-            evidence.attribution =
-                Some(if speaker == 2 { Attribution::Unmapped } else { Attribution::OneMappedSource });
+            evidence.attribution = Some(if speaker == 2 {
+                Attribution::Unmapped
+            } else {
+                Attribution::OneMappedSource
+            });
             if termination {
                 evidence.kind = EvidenceKind::Termination;
             }
             evidence
         },
     );
-    proptest::collection::vec((proptest::collection::vec(evidence, 1..4), any::<bool>(), 0usize..2), 1..5).prop_map(
-        |claims| {
-            claims
-                .into_iter()
-                .enumerate()
-                .map(|(index, (mut evidence, retracted, group))| {
-                    for (n, item) in evidence.iter_mut().enumerate() {
-                        item.id = format!("e{index}-{n}");
-                    }
-                    let mut slot_claim = claim(&format!("c{index}"), &format!("g{group}"), evidence);
-                    slot_claim.retracted = retracted && index == 0;
-                    if index > 0 {
-                        slot_claim.supersedes = vec![format!("c{}", index - 1)];
-                    }
-                    slot_claim
-                })
-                .collect()
-        },
+    proptest::collection::vec(
+        (
+            proptest::collection::vec(evidence, 1..4),
+            any::<bool>(),
+            0usize..2,
+        ),
+        1..5,
     )
+    .prop_map(|claims| {
+        claims
+            .into_iter()
+            .enumerate()
+            .map(|(index, (mut evidence, retracted, group))| {
+                for (n, item) in evidence.iter_mut().enumerate() {
+                    item.id = format!("e{index}-{n}");
+                }
+                let mut slot_claim = claim(&format!("c{index}"), &format!("g{group}"), evidence);
+                slot_claim.retracted = retracted && index == 0;
+                if index > 0 {
+                    slot_claim.supersedes = vec![format!("c{}", index - 1)];
+                }
+                slot_claim
+            })
+            .collect()
+    })
 }
 
 proptest! {

@@ -1,1 +1,157 @@
-//! placeholder
+//! The storage seam: an owner-bound transaction trait, and its SQLite implementation.
+//!
+//! A [`Tx`] is opened for exactly one owner; none of its methods take an owner, so no query written
+//! against it can cross owners (L20). Backends store and fetch rows; they apply no lifecycle rule.
+
+use std::path::Path;
+
+use lore_core::model::*;
+use lore_core::Ts;
+
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+/// What can go wrong in storage. Engine errors travel through [`StoreError::Aborted`] untouched.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("database error: {0}")]
+    Backend(String),
+    #[error("{0}")]
+    Aborted(Box<dyn std::error::Error + Send + Sync>),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The work done inside one transaction.
+pub type TxWork<'a> = dyn FnMut(&mut dyn Tx) -> StoreResult<()> + 'a;
+
+/// A database that runs owner-scoped transactions.
+pub trait Store: Send + Sync {
+    /// Runs `work` in one write transaction: all of it commits, or none of it does.
+    fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()>;
+    /// Runs `work` against one consistent snapshot; writes inside it fail.
+    fn read(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()>;
+    /// The folder where attachment bytes live, content-addressed by SHA-256.
+    fn blob_dir(&self) -> &Path;
+    /// Every owner with data, for administration and whole-database checks.
+    fn owners(&self) -> StoreResult<Vec<String>>;
+    /// Backend self-check (SQLite: `PRAGMA integrity_check`); empty when healthy.
+    fn integrity_problems(&self) -> StoreResult<Vec<String>>;
+    /// A short name for messages: `sqlite` or `postgres`.
+    fn backend_name(&self) -> &'static str;
+}
+
+/// Scheme of a strong identifier that resolves to one entity (email, domain, key, ...).
+pub type IdentifierScheme = str;
+
+/// Row operations inside one owner's transaction. Verbs follow one pattern: `insert_*`, `upsert_*`,
+/// `find_*` (one or none), `list_*` (many), `update_*`, `delete_*`.
+pub trait Tx {
+    // Sources.
+    fn upsert_series(&mut self, series: &MeetingSeries) -> StoreResult<()>;
+    fn find_series(&mut self, id: &str) -> StoreResult<Option<MeetingSeries>>;
+    fn insert_meeting(&mut self, meeting: &Meeting) -> StoreResult<()>;
+    fn find_meeting(&mut self, id: &str) -> StoreResult<Option<Meeting>>;
+    fn find_meeting_by_external_id(&mut self, external_id: &str) -> StoreResult<Option<Meeting>>;
+    fn list_meetings(&mut self) -> StoreResult<Vec<Meeting>>;
+    /// Deletes the meeting with its participants, segments, notes and attachments.
+    fn delete_meeting(&mut self, id: &str) -> StoreResult<()>;
+    fn insert_participant(&mut self, participant: &Participant) -> StoreResult<()>;
+    fn list_participants(&mut self, meeting: &str) -> StoreResult<Vec<Participant>>;
+    fn insert_segment(&mut self, segment: &Segment) -> StoreResult<()>;
+    fn list_segments(&mut self, meeting: &str) -> StoreResult<Vec<Segment>>;
+    fn insert_note(&mut self, note: &Note) -> StoreResult<()>;
+    fn find_note(&mut self, id: &str) -> StoreResult<Option<Note>>;
+    fn list_notes(&mut self, meeting: &str) -> StoreResult<Vec<Note>>;
+    fn delete_note(&mut self, id: &str) -> StoreResult<()>;
+    fn insert_attachment(&mut self, attachment: &Attachment) -> StoreResult<()>;
+    fn find_attachment(&mut self, id: &str) -> StoreResult<Option<Attachment>>;
+    fn list_attachments(&mut self, meeting: &str) -> StoreResult<Vec<Attachment>>;
+    fn delete_attachment(&mut self, id: &str) -> StoreResult<()>;
+    /// How many attachments of this owner still point at a blob.
+    fn count_attachments_with_sha256(&mut self, sha256: &str) -> StoreResult<i64>;
+
+    // Entities.
+    fn upsert_entity(&mut self, entity: &Entity) -> StoreResult<()>;
+    fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>>;
+    fn list_entities(&mut self) -> StoreResult<Vec<Entity>>;
+    fn delete_entity(&mut self, id: &str) -> StoreResult<()>;
+    fn insert_identifier(
+        &mut self,
+        scheme: &IdentifierScheme,
+        value: &str,
+        entity: &str,
+    ) -> StoreResult<()>;
+    fn find_entity_by_identifier(
+        &mut self,
+        scheme: &IdentifierScheme,
+        value: &str,
+    ) -> StoreResult<Option<String>>;
+    fn insert_alias(&mut self, alias: &Alias) -> StoreResult<()>;
+    fn list_aliases(&mut self, entity: &str) -> StoreResult<Vec<Alias>>;
+    fn list_entities_by_alias_key(&mut self, alias_key: &str) -> StoreResult<Vec<String>>;
+    /// Deletes the meeting's aliases and returns the entities they named.
+    fn delete_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>>;
+    /// Rows anywhere that still mention the entity (claims, aliases, participants, tasks, links).
+    fn count_entity_references(&mut self, entity: &str) -> StoreResult<i64>;
+
+    // Claims and evidence.
+    fn insert_claim(&mut self, claim: &Claim) -> StoreResult<()>;
+    fn find_claim(&mut self, id: &str) -> StoreResult<Option<Claim>>;
+    fn update_claim_derived(&mut self, id: &str, derived: &ClaimDerived) -> StoreResult<()>;
+    fn update_claim_retracted(&mut self, id: &str, retracted_at: Option<Ts>) -> StoreResult<()>;
+    fn delete_claim(&mut self, id: &str) -> StoreResult<()>;
+    fn list_claims_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Claim>>;
+    fn list_claims_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Claim>>;
+    /// Claims whose object or context is the entity.
+    fn list_claims_mentioning(&mut self, entity: &str) -> StoreResult<Vec<Claim>>;
+    fn list_claims(&mut self) -> StoreResult<Vec<Claim>>;
+    /// Inserts evidence; returns `false` when a row with this id already exists (L1, L2).
+    fn insert_evidence(&mut self, evidence: &Evidence) -> StoreResult<bool>;
+    fn list_evidence_by_claim(&mut self, claim: &str) -> StoreResult<Vec<Evidence>>;
+    fn list_evidence_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Evidence>>;
+    fn list_evidence_by_source(
+        &mut self,
+        kind: SourceKind,
+        source_id: &str,
+    ) -> StoreResult<Vec<Evidence>>;
+    fn list_evidence(&mut self) -> StoreResult<Vec<Evidence>>;
+    fn delete_evidence(&mut self, id: &str) -> StoreResult<()>;
+    fn insert_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()>;
+    fn list_supersedes_links(&mut self, claim: &str) -> StoreResult<Vec<SupersedesLink>>;
+    fn insert_status_change(&mut self, change: &StatusChange) -> StoreResult<()>;
+    fn list_status_changes(&mut self, claim: &str) -> StoreResult<Vec<StatusChange>>;
+
+    // Links, tasks, runs, revisions, suggestions, tags.
+    fn upsert_resource_link(&mut self, link: &ResourceLink) -> StoreResult<()>;
+    fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>>;
+    fn list_resource_links_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<ResourceLink>>;
+    fn delete_resource_link(&mut self, id: &str) -> StoreResult<()>;
+    fn insert_task(&mut self, task: &Task) -> StoreResult<()>;
+    fn list_tasks_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Task>>;
+    /// Tasks assigned to the entity or filed under it as a project.
+    fn list_tasks_by_entity(&mut self, entity: &str) -> StoreResult<Vec<Task>>;
+    fn delete_task(&mut self, id: &str) -> StoreResult<()>;
+    fn insert_run(&mut self, run: &ExtractionRun) -> StoreResult<()>;
+    fn find_run(
+        &mut self,
+        meeting: &str,
+        content_hash: &str,
+        extractor: &str,
+    ) -> StoreResult<Option<ExtractionRun>>;
+    fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()>;
+    fn insert_revision(&mut self, revision: &Revision) -> StoreResult<()>;
+    fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>>;
+    fn list_revisions(&mut self, limit: usize) -> StoreResult<Vec<Revision>>;
+    fn upsert_suggestion(&mut self, suggestion: &Suggestion) -> StoreResult<()>;
+    fn find_suggestion(&mut self, id: &str) -> StoreResult<Option<Suggestion>>;
+    fn list_suggestions(&mut self) -> StoreResult<Vec<Suggestion>>;
+    fn delete_suggestion(&mut self, id: &str) -> StoreResult<()>;
+    fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()>;
+    fn list_tags(&mut self) -> StoreResult<Vec<Tag>>;
+}

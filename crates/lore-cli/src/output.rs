@@ -1,0 +1,151 @@
+//! Human-readable and JSON rendering of command results.
+
+use std::fmt::Write;
+
+use lore_core::model::Suggestion;
+use lore_engine::{EntityRow, EntityView};
+use serde::Serialize;
+
+pub fn print_json<T: Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(error) => eprintln!("error: cannot render JSON: {error}"),
+    }
+}
+
+/// Prints `value` as JSON with `--json`, otherwise the text `render` makes of it.
+pub fn print_value<T: Serialize>(json: bool, value: &T, render: impl FnOnce(&T) -> String) {
+    if json {
+        print_json(value);
+    } else {
+        let text = render(value);
+        if !text.is_empty() {
+            println!("{text}");
+        }
+    }
+}
+
+pub fn entity_table(rows: &[EntityRow]) -> String {
+    let mut out = String::new();
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{:<36} {:<8} {:<12} {}",
+            row.id, row.kind, row.status, row.name
+        );
+    }
+    out.trim_end().to_string()
+}
+
+pub fn entity_text(view: &EntityView, history: bool) -> String {
+    let entity = &view.entity;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}, {})  {}",
+        entity.name, entity.kind, entity.status, entity.id
+    );
+    for email in &entity.emails {
+        let _ = writeln!(out, "  email: {email}");
+    }
+    if !entity.aliases.is_empty() {
+        let _ = writeln!(out, "  also called: {}", entity.aliases.join(", "));
+    }
+    let _ = writeln!(out, "  {}", entity.brief);
+    let _ = writeln!(out, "\n{}", if history { "History" } else { "Current" });
+    for claim in &view.claims {
+        let value = claim
+            .object
+            .as_ref()
+            .map(|o| o.name.clone())
+            .or_else(|| claim.value.clone())
+            .unwrap_or_default();
+        let context = claim
+            .context
+            .as_ref()
+            .map(|c| format!(" [in {}]", c.name))
+            .unwrap_or_default();
+        let due = claim
+            .due_at
+            .map(|d| {
+                format!(
+                    " due {} ({})",
+                    &d.to_rfc3339()[..10],
+                    claim.deadline_state.map(|s| s.as_str()).unwrap_or("-")
+                )
+            })
+            .unwrap_or_default();
+        let validity = match (claim.valid_from, claim.valid_to) {
+            (Some(from), Some(to)) => {
+                format!("{} → {}", &from.to_rfc3339()[..10], &to.to_rfc3339()[..10])
+            }
+            (Some(from), None) => format!("since {}", &from.to_rfc3339()[..10]),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} = {value}{context}{due}  [{}, {}] {validity}  {}",
+            claim.predicate, claim.status, claim.authority, claim.id
+        );
+        for evidence in &claim.evidence {
+            let chip = [
+                evidence.meeting_title.clone(),
+                evidence.offset.clone(),
+                evidence.speaker.clone(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" · ");
+            let marker = if evidence.kind == lore_core::EvidenceKind::Termination {
+                " (ends)"
+            } else {
+                ""
+            };
+            let chip = if chip.is_empty() {
+                evidence.source.to_string()
+            } else {
+                chip
+            };
+            let _ = writeln!(out, "      {chip}{marker}: \"{}\"", evidence.quote);
+        }
+    }
+    if !view.links.is_empty() {
+        let _ = writeln!(out, "\nLinks");
+        for link in &view.links {
+            let _ = writeln!(
+                out,
+                "  {} ({}, {})",
+                link.url,
+                link.resource_type,
+                link.ingested_status.replace('_', " ")
+            );
+        }
+    }
+    if !view.tasks.is_empty() {
+        let _ = writeln!(out, "\nTasks");
+        for task in &view.tasks {
+            let _ = writeln!(out, "  [{}] {}", task.status, task.title);
+        }
+    }
+    out.trim_end().to_string()
+}
+
+pub fn suggestion_text(suggestions: &[Suggestion]) -> String {
+    if suggestions.is_empty() {
+        return "no suggestions".into();
+    }
+    let mut out = String::new();
+    for suggestion in suggestions {
+        let _ = writeln!(
+            out,
+            "{}  {:<15} {:<8} {} {}",
+            suggestion.id,
+            suggestion.kind,
+            suggestion.status,
+            suggestion.target,
+            suggestion.payload
+        );
+    }
+    out.trim_end().to_string()
+}

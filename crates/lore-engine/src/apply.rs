@@ -1,0 +1,382 @@
+//! The shared machinery of every mutation: re-evaluating touched slots through the pure rules,
+//! rebuilding touched entities, syncing the review queue, removing a source's evidence (L13), and
+//! recording one revision with before/after snapshots.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use lore_core::ids::short_id;
+use lore_core::model::*;
+use lore_core::projection::{project, ProjectedClaim};
+use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
+use lore_core::Ts;
+use lore_store::Tx;
+use serde_json::{json, Value};
+
+use crate::EngineResult;
+
+/// What a mutation touched, and the rows it changed, for re-evaluation and the revision.
+#[derive(Default)]
+pub struct Changes {
+    pub slots: BTreeSet<SlotKey>,
+    pub entities: BTreeSet<String>,
+    /// First-seen state of every changed row, keyed `table:id` (`null` when the row is new).
+    before: BTreeMap<String, Value>,
+    /// Last state of every changed row (`null` when the row is gone).
+    after: BTreeMap<String, Value>,
+    /// Blobs that may have lost their last attachment.
+    pub released_blobs: BTreeSet<String>,
+    pub diagnostics: Vec<String>,
+}
+
+impl Changes {
+    pub fn record(&mut self, key: String, before: Option<Value>, after: Option<Value>) {
+        self.before
+            .entry(key.clone())
+            .or_insert(before.unwrap_or(Value::Null));
+        self.after.insert(key, after.unwrap_or(Value::Null));
+    }
+
+    pub fn touch_claim(&mut self, claim: &Claim) {
+        self.slots.insert(claim.slot());
+        self.entities.insert(claim.subject.clone());
+        self.entities.extend(claim.object_entity.iter().cloned());
+        self.entities.extend(claim.context_entity.iter().cloned());
+    }
+
+    /// Ids of the claims this mutation created, changed or removed.
+    pub fn changed_claims(&self) -> Vec<String> {
+        self.after
+            .keys()
+            .filter_map(|key| key.strip_prefix("claim:").map(str::to_string))
+            .collect()
+    }
+
+    /// Writes the revision for this mutation and returns its id.
+    pub fn write_revision(
+        &self,
+        tx: &mut dyn Tx,
+        action: RevisionAction,
+        target: &str,
+        secondary: Option<&str>,
+        now: Ts,
+    ) -> EngineResult<String> {
+        let id = new_revision_id();
+        let snapshot =
+            |map: &BTreeMap<String, Value>| Value::Object(map.clone().into_iter().collect());
+        tx.insert_revision(&Revision {
+            id: id.clone(),
+            action,
+            target: target.to_string(),
+            secondary: secondary.map(str::to_string),
+            before: snapshot(&self.before),
+            after: snapshot(&self.after),
+            created_at: now,
+        })?;
+        Ok(id)
+    }
+}
+
+pub fn new_revision_id() -> String {
+    format!("r_{}", uuid::Uuid::now_v7().simple())
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Re-evaluates every touched slot and rebuilds every touched entity.
+pub fn settle(tx: &mut dyn Tx, changes: &mut Changes, now: Ts) -> EngineResult<()> {
+    let slots = std::mem::take(&mut changes.slots);
+    for slot in &slots {
+        reevaluate_slot(tx, slot, changes, now)?;
+    }
+    let entities = std::mem::take(&mut changes.entities);
+    for entity in &entities {
+        refresh_entity(tx, entity, changes)?;
+    }
+    Ok(())
+}
+
+/// Loads one slot's claims as the rules see them.
+pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, Vec<SlotClaim>)> {
+    let claims = tx.list_claims_by_slot(slot)?;
+    let mut slot_claims = Vec::with_capacity(claims.len());
+    for claim in &claims {
+        let evidence = tx.list_evidence_by_claim(&claim.id)?;
+        let links = tx.list_supersedes_links(&claim.id)?;
+        let mut supersedes: Vec<String> = links.into_iter().map(|link| link.target).collect();
+        supersedes.dedup();
+        slot_claims.push(SlotClaim {
+            id: claim.id.clone(),
+            group_key: claim.group_key.clone(),
+            retracted: claim.retracted_at.is_some(),
+            explicit_valid_from: claim.explicit_valid_from,
+            explicit_valid_to: claim.explicit_valid_to,
+            evidence: evidence.iter().map(slot_evidence).collect(),
+            supersedes,
+        });
+    }
+    Ok((claims, slot_claims))
+}
+
+fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
+    SlotEvidence {
+        id: evidence.id.clone(),
+        observed_at: evidence.observed_at,
+        order: evidence.start_ms.unwrap_or(0),
+        kind: evidence.kind,
+        authority: evidence.authority,
+        meeting: evidence.meeting.clone(),
+        speaker: evidence
+            .speaker_label
+            .clone()
+            .or_else(|| evidence.speaker.clone()),
+        attribution: evidence.attribution,
+        outcome: evidence.outcome,
+    }
+}
+
+fn reevaluate_slot(
+    tx: &mut dyn Tx,
+    slot: &SlotKey,
+    changes: &mut Changes,
+    now: Ts,
+) -> EngineResult<()> {
+    let (claims, slot_claims) = load_slot(tx, slot)?;
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let outcome = evaluate_slot(&slot_claims);
+    for dropped in &outcome.dropped_links {
+        let message = format!(
+            "supersedes link {} -> {} dropped: {}",
+            dropped.claim, dropped.target, dropped.reason
+        );
+        tracing::info!("{message}");
+        changes.diagnostics.push(message);
+    }
+    let holder = claims
+        .iter()
+        .find(|claim| outcome.states[&claim.id].status == ClaimStatus::Active);
+    for claim in &claims {
+        let derived = &outcome.states[&claim.id];
+        if *derived != claim.derived {
+            tx.update_claim_derived(&claim.id, derived)?;
+            tx.insert_status_change(&StatusChange {
+                claim: claim.id.clone(),
+                recorded_at: now,
+                derived: derived.clone(),
+            })?;
+            let mut updated = claim.clone();
+            updated.derived = derived.clone();
+            changes.record(
+                format!("claim:{}", claim.id),
+                Some(to_value(claim)),
+                Some(to_value(&updated)),
+            );
+            changes.touch_claim(claim);
+        }
+        sync_conflict_suggestion(tx, claim, derived, holder.map(|h| h.id.as_str()), now)?;
+    }
+    Ok(())
+}
+
+/// Keeps one open review-queue entry per provisional claim that conflicts with another (L6, L7, L8).
+fn sync_conflict_suggestion(
+    tx: &mut dyn Tx,
+    claim: &Claim,
+    derived: &ClaimDerived,
+    holder: Option<&str>,
+    now: Ts,
+) -> EngineResult<()> {
+    let id = conflict_suggestion_id(&claim.id);
+    let existing = tx.find_suggestion(&id)?;
+    let conflicting = derived.status == ClaimStatus::Provisional
+        && derived
+            .conflict
+            .is_some_and(|reason| reason != ConflictReason::Assistant);
+    match (conflicting, existing) {
+        (true, None) => tx.upsert_suggestion(&Suggestion {
+            id,
+            kind: "claim_conflict".into(),
+            status: SuggestionStatus::Open,
+            target: claim.id.clone(),
+            secondary: holder.map(str::to_string),
+            payload: json!({
+                "subject": claim.subject, "predicate": claim.predicate,
+                "value": claim.value_text, "object": claim.object_entity,
+                "reason": derived.conflict.map(|r| r.as_str()),
+            }),
+            created_at: now,
+        })?,
+        (false, Some(existing)) if existing.status == SuggestionStatus::Open => {
+            tx.delete_suggestion(&id)?
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+pub fn conflict_suggestion_id(claim: &str) -> String {
+    short_id("s_", &["claim_conflict", claim])
+}
+
+/// Rebuilds an entity's derived fields and projection; deletes it when nothing refers to it any more.
+pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> EngineResult<()> {
+    let Some(entity) = tx.find_entity(id)? else {
+        return Ok(());
+    };
+    let has_manual_data = entity.manual_name.is_some()
+        || !entity.manual_attributes.is_empty()
+        || entity.manual_brief.is_some()
+        || entity.pinned;
+    if !has_manual_data && tx.count_entity_references(id)? == 0 {
+        tx.delete_entity(id)?;
+        for suggestion in tx.list_suggestions()? {
+            if suggestion.target == id || suggestion.secondary.as_deref() == Some(id) {
+                tx.delete_suggestion(&suggestion.id)?;
+            }
+        }
+        changes.record(format!("entity:{id}"), Some(to_value(&entity)), None);
+        return Ok(());
+    }
+    let rebuilt = rebuild_entity(tx, &entity)?;
+    if rebuilt != entity {
+        tx.upsert_entity(&rebuilt)?;
+        changes.record(
+            format!("entity:{id}"),
+            Some(to_value(&entity)),
+            Some(to_value(&rebuilt)),
+        );
+    }
+    Ok(())
+}
+
+/// What an entity's derived fields should be, computed from its aliases and claims alone.
+pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> {
+    let aliases = tx.list_aliases(&entity.id)?;
+    let claims = tx.list_claims_by_subject(&entity.id)?;
+    let mut rebuilt = entity.clone();
+    if let Some(first) = aliases
+        .iter()
+        .min_by(|a, b| (a.observed_at, &a.alias).cmp(&(b.observed_at, &b.alias)))
+    {
+        rebuilt.canonical_name = first.alias.clone();
+    }
+    let observed = aliases
+        .iter()
+        .map(|alias| alias.observed_at)
+        .chain(claims.iter().filter_map(|c| c.derived.first_observed_at))
+        .chain(claims.iter().filter_map(|c| c.derived.last_observed_at));
+    let (mut first, mut last) = (None::<Ts>, None::<Ts>);
+    for at in observed {
+        first = Some(first.map_or(at, |f| f.min(at)));
+        last = Some(last.map_or(at, |l| l.max(at)));
+    }
+    rebuilt.first_observed_at = first;
+    rebuilt.last_observed_at = last;
+
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for claim in &claims {
+        for other in claim
+            .object_entity
+            .iter()
+            .chain(claim.context_entity.iter())
+        {
+            if !names.contains_key(other) {
+                let name = tx
+                    .find_entity(other)?
+                    .map(|e| e.display_name().to_string())
+                    .unwrap_or_default();
+                names.insert(other.clone(), name);
+            }
+        }
+    }
+    let projected: Vec<ProjectedClaim> = claims
+        .iter()
+        .map(|claim| ProjectedClaim {
+            claim,
+            object_name: claim.object_entity.as_ref().map(|id| names[id].as_str()),
+            context_name: claim.context_entity.as_ref().map(|id| names[id].as_str()),
+        })
+        .collect();
+    let (attributes, brief) = project(&rebuilt, &projected);
+    rebuilt.current_attributes = attributes;
+    rebuilt.current_brief = brief;
+    Ok(rebuilt)
+}
+
+/// L13: removes evidence rows, then every non-manual claim left without evidence (retraction
+/// tombstones stay, L12), marking their slots and entities for re-evaluation.
+pub fn remove_evidence(
+    tx: &mut dyn Tx,
+    evidence: &[Evidence],
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let mut claim_ids = BTreeSet::new();
+    for row in evidence {
+        tx.delete_evidence(&row.id)?;
+        changes.record(format!("evidence:{}", row.id), Some(to_value(row)), None);
+        claim_ids.insert(row.claim.clone());
+    }
+    for claim_id in claim_ids {
+        let Some(claim) = tx.find_claim(&claim_id)? else {
+            continue;
+        };
+        changes.touch_claim(&claim);
+        let remaining = tx.list_evidence_by_claim(&claim_id)?;
+        if remaining.is_empty() && claim.retracted_at.is_none() {
+            tx.delete_claim(&claim_id)?;
+            let suggestion = conflict_suggestion_id(&claim_id);
+            if tx.find_suggestion(&suggestion)?.is_some() {
+                tx.delete_suggestion(&suggestion)?;
+            }
+            changes.record(format!("claim:{claim_id}"), Some(to_value(&claim)), None);
+        }
+    }
+    Ok(())
+}
+
+/// L13 for a whole meeting: its evidence, claims only it supported, aliases, links, tasks, runs and
+/// source rows. The caller settles and writes the revision.
+pub fn remove_meeting(
+    tx: &mut dyn Tx,
+    meeting: &Meeting,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let evidence = tx.list_evidence_by_meeting(&meeting.id)?;
+    remove_evidence(tx, &evidence, changes)?;
+    changes
+        .entities
+        .extend(tx.delete_aliases_by_meeting(&meeting.id)?);
+    for link in tx.list_resource_links_by_meeting(&meeting.id)? {
+        tx.delete_resource_link(&link.id)?;
+        changes.entities.extend(link.entity.clone());
+        changes.record(
+            format!("resource_link:{}", link.id),
+            Some(to_value(&link)),
+            None,
+        );
+    }
+    for task in tx.list_tasks_by_meeting(&meeting.id)? {
+        tx.delete_task(&task.id)?;
+        changes
+            .entities
+            .extend(task.assignee.iter().chain(task.project.iter()).cloned());
+        changes.record(format!("task:{}", task.id), Some(to_value(&task)), None);
+    }
+    for participant in tx.list_participants(&meeting.id)? {
+        changes.entities.extend(participant.person_entity.clone());
+    }
+    for attachment in tx.list_attachments(&meeting.id)? {
+        changes.released_blobs.insert(attachment.sha256.clone());
+    }
+    tx.delete_runs_by_meeting(&meeting.id)?;
+    tx.delete_meeting(&meeting.id)?;
+    changes.record(
+        format!("meeting:{}", meeting.id),
+        Some(to_value(meeting)),
+        None,
+    );
+    Ok(())
+}

@@ -1,0 +1,684 @@
+//! Ingesting one meeting bundle: sources, participants, supplied claim candidates, links and tasks, in
+//! one transaction with one `extraction_commit` revision (L1, L2, L21).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use lore_core::guard;
+use lore_core::ids::{sha256_hex, short_id};
+use lore_core::model::*;
+use lore_core::normalize::{collapse_whitespace, truncate_chars, value_key};
+use lore_core::slot::group_key;
+use lore_core::{ObjectSpec, Ts};
+use lore_ingest::{Bundle, ClaimCandidate, EvidenceInput};
+use lore_store::Tx;
+use serde_json::json;
+
+use crate::apply::{remove_meeting, settle, Changes};
+use crate::resolve::{resolve, MeetingScope};
+use crate::{Engine, EngineError, EngineResult};
+
+/// The extractor id of claims supplied in the bundle itself.
+pub const SUPPLIED_EXTRACTOR: &str = "supplied";
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IngestOutcome {
+    /// New meeting stored.
+    Created,
+    /// The meeting existed with other content; it was replaced.
+    Replaced,
+    /// The same content was ingested before with the same extractor: nothing changed (L2).
+    Unchanged,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct IngestReport {
+    pub revision: String,
+    pub meeting: String,
+    pub external_id: String,
+    pub outcome: IngestOutcome,
+    pub claims: usize,
+    pub rejected: usize,
+    /// Things worth telling the user that did not stop the ingest (rejected candidates, dropped links).
+    pub diagnostics: Vec<String>,
+}
+
+/// A claim candidate resolved to entity ids, ready to store.
+struct Resolved<'a> {
+    candidate: &'a ClaimCandidate,
+    subject: String,
+    object: Option<String>,
+    context: Option<String>,
+}
+
+impl Engine {
+    /// Parses, validates and ingests one bundle file (JSON). Bad input is `EngineError::Invalid`.
+    pub fn ingest_bundle_file(&self, owner: &str, path: &Path) -> EngineResult<IngestReport> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            EngineError::Invalid(format!("cannot read {}: {error}", path.display()))
+        })?;
+        let bundle =
+            lore_ingest::parse_bundle(&text, &self.registry, path.parent()).map_err(|errors| {
+                EngineError::Invalid(format!("invalid bundle {}:\n{errors}", path.display()))
+            })?;
+        self.ingest_bundle(owner, &bundle)
+    }
+
+    /// Ingests one validated bundle in one transaction.
+    pub fn ingest_bundle(&self, owner: &str, bundle: &Bundle) -> EngineResult<IngestReport> {
+        let blobs = self.store_blobs(bundle)?;
+        let now = self.now();
+        self.write(owner, |tx| ingest_in_tx(self, tx, bundle, &blobs, now))
+    }
+
+    /// Copies attachment bytes into the content-addressed blob folder before the transaction; a blob
+    /// left behind by a failed transaction is harmless and reused.
+    fn store_blobs(&self, bundle: &Bundle) -> EngineResult<BTreeMap<String, (String, i64)>> {
+        let mut blobs = BTreeMap::new();
+        for attachment in &bundle.attachments {
+            let Some(path) = &attachment.path else {
+                continue;
+            };
+            let bytes = std::fs::read(path).map_err(|error| {
+                EngineError::Invalid(format!(
+                    "cannot read attachment {}: {error}",
+                    path.display()
+                ))
+            })?;
+            let sha256 = sha256_hex(&bytes);
+            let target = self.store.blob_dir().join(&sha256[..2]).join(&sha256);
+            if !target.exists() {
+                let folder = target.parent().expect("blob path has a folder");
+                std::fs::create_dir_all(folder).map_err(|error| {
+                    EngineError::Internal(format!("cannot create {}: {error}", folder.display()))
+                })?;
+                let temporary = folder.join(format!(".{sha256}.tmp"));
+                std::fs::write(&temporary, &bytes)
+                    .and_then(|()| std::fs::rename(&temporary, &target))
+                    .map_err(|error| {
+                        EngineError::Internal(format!("cannot store blob {sha256}: {error}"))
+                    })?;
+            }
+            blobs.insert(attachment.id.clone(), (sha256, bytes.len() as i64));
+        }
+        Ok(blobs)
+    }
+}
+
+fn ingest_in_tx(
+    engine: &Engine,
+    tx: &mut dyn Tx,
+    bundle: &Bundle,
+    blobs: &BTreeMap<String, (String, i64)>,
+    now: Ts,
+) -> EngineResult<IngestReport> {
+    let input = &bundle.meeting;
+    let meeting_id = short_id("m_", &[&input.external_id]);
+    let extractor = SUPPLIED_EXTRACTOR;
+    let mut changes = Changes::default();
+    let mut outcome = IngestOutcome::Created;
+    if let Some(existing) = tx.find_meeting_by_external_id(&input.external_id)? {
+        if let Some(run) = tx.find_run(&existing.id, &bundle.content_hash, extractor)? {
+            return Ok(IngestReport {
+                revision: run.revision,
+                meeting: existing.id,
+                external_id: existing.external_id,
+                outcome: IngestOutcome::Unchanged,
+                claims: 0,
+                rejected: 0,
+                diagnostics: Vec::new(),
+            });
+        }
+        remove_meeting(tx, &existing, &mut changes)?;
+        outcome = IngestOutcome::Replaced;
+    }
+
+    let series_id = match &input.series {
+        Some(series) => {
+            let id = short_id(
+                "ms_",
+                &[
+                    &series.calendar_account,
+                    &series.calendar_id,
+                    &series.recurring_event_id,
+                ],
+            );
+            tx.upsert_series(&MeetingSeries {
+                id: id.clone(),
+                calendar_account: series.calendar_account.clone(),
+                calendar_id: series.calendar_id.clone(),
+                recurring_event_id: series.recurring_event_id.clone(),
+            })?;
+            Some(id)
+        }
+        None => None,
+    };
+    let meeting = Meeting {
+        id: meeting_id.clone(),
+        external_id: input.external_id.clone(),
+        title: input.title.clone(),
+        started_at: input.started_at,
+        ended_at: input.ended_at,
+        platform: input.platform.clone(),
+        series: series_id.clone(),
+        content_hash: bundle.content_hash.clone(),
+    };
+    tx.insert_meeting(&meeting)?;
+    changes.record(
+        format!("meeting:{meeting_id}"),
+        None,
+        serde_json::to_value(&meeting).ok(),
+    );
+
+    let mut scope = MeetingScope {
+        meeting_id: &meeting_id,
+        series_id: series_id.as_deref(),
+        observed_at: input.started_at,
+        participants_by_name: BTreeMap::new(),
+    };
+    let mut speaker_names: BTreeMap<String, String> = BTreeMap::new();
+    for (idx, participant) in bundle.participants.iter().enumerate() {
+        let reference = lore_ingest::EntityRef {
+            kind: EntityKind::Person,
+            name: participant.display_name.clone(),
+            email: participant.email.clone(),
+            domain: None,
+            external_key: None,
+            key: None,
+        };
+        let person = resolve(tx, &reference, Some(&scope), &mut changes)?;
+        scope
+            .participants_by_name
+            .insert(value_key(&participant.display_name), person.clone());
+        if let Some(label) = &participant.speaker_label {
+            speaker_names.insert(label.clone(), participant.display_name.clone());
+        }
+        tx.insert_participant(&Participant {
+            meeting: meeting_id.clone(),
+            idx: idx as i64,
+            display_name: participant.display_name.clone(),
+            email: participant.email.clone(),
+            platform_stable_id: participant.platform_stable_id.clone(),
+            device_id: participant.device_id.clone(),
+            speaker_label: participant.speaker_label.clone(),
+            person_entity: Some(person),
+            excluded: false,
+        })?;
+    }
+    for (seq, segment) in bundle.segments.iter().enumerate() {
+        tx.insert_segment(&Segment {
+            meeting: meeting_id.clone(),
+            id: segment.id.clone(),
+            seq: seq as i64,
+            start_ms: segment.start_ms,
+            end_ms: segment.end_ms,
+            speaker_label: segment.speaker.clone(),
+            attribution: segment.attribution,
+            text: segment.text.clone(),
+        })?;
+    }
+    let mut note_ids = BTreeMap::new();
+    for note in &bundle.notes {
+        let id = short_id("n_", &[&meeting_id, &note.id]);
+        tx.insert_note(&Note {
+            id: id.clone(),
+            meeting: meeting_id.clone(),
+            local_id: note.id.clone(),
+            created_at: note.created_at,
+            author: note.author.clone(),
+            text: note.text.clone(),
+        })?;
+        note_ids.insert(note.id.clone(), id);
+    }
+    let mut attachment_ids = BTreeMap::new();
+    for attachment in &bundle.attachments {
+        let id = short_id("a_", &[&meeting_id, &attachment.id]);
+        let (sha256, size) = blobs.get(&attachment.id).cloned().unwrap_or_default();
+        tx.insert_attachment(&Attachment {
+            id: id.clone(),
+            meeting: meeting_id.clone(),
+            local_id: attachment.id.clone(),
+            kind: attachment.kind,
+            filename: attachment.filename.clone(),
+            media_type: attachment.media_type.clone(),
+            sha256,
+            size,
+            created_at: attachment.created_at,
+        })?;
+        attachment_ids.insert(attachment.id.clone(), id);
+    }
+    for link in &bundle.links {
+        let resource = ResourceLink {
+            id: short_id("l_", &[&meeting_id, &link.url]),
+            entity: None,
+            meeting: Some(meeting_id.clone()),
+            source_kind: SourceKind::Meeting,
+            source_id: meeting_id.clone(),
+            resource_type: link.resource_type,
+            url: link.url.clone(),
+            external_key: link.external_key.clone(),
+            title: link.title.clone(),
+            provenance: link.provenance,
+            ingested_status: "url_only".into(),
+            first_seen_at: input.started_at,
+            last_seen_at: input.started_at,
+        };
+        tx.upsert_resource_link(&resource)?;
+        changes.record(
+            format!("resource_link:{}", resource.id),
+            None,
+            serde_json::to_value(&resource).ok(),
+        );
+    }
+
+    let run_id = short_id("x_", &[&meeting_id, &bundle.content_hash, extractor]);
+    let context = EvidenceContext {
+        meeting: &meeting,
+        bundle,
+        speaker_names: &speaker_names,
+        note_ids: &note_ids,
+        attachment_ids: &attachment_ids,
+        run_id: &run_id,
+        now,
+    };
+    for task in &bundle.tasks {
+        let assignee = task
+            .assignee
+            .as_ref()
+            .map(|r| resolve(tx, r, Some(&scope), &mut changes))
+            .transpose()?;
+        let project = task
+            .project
+            .as_ref()
+            .map(|r| resolve(tx, r, Some(&scope), &mut changes))
+            .transpose()?;
+        let evidence = task.evidence.as_ref().map(|e| context.locate(e));
+        let stored = Task {
+            id: short_id("t_", &[&meeting_id, &value_key(&task.title)]),
+            meeting: Some(meeting_id.clone()),
+            title: collapse_whitespace(&task.title),
+            status: task.status,
+            assignee,
+            project,
+            due_at: task.due_at,
+            evidence: evidence.map(|located| {
+                json!({"segment_ids": located.segment_ids, "quote": located.quote, "start_ms": located.start_ms,
+                       "speaker": located.speaker, "observed_at": located.observed_at})
+            })
+            .unwrap_or(serde_json::Value::Null),
+            created_at: input.started_at,
+        };
+        tx.insert_task(&stored)?;
+        changes
+            .entities
+            .extend(stored.assignee.iter().chain(stored.project.iter()).cloned());
+        changes.record(
+            format!("task:{}", stored.id),
+            None,
+            serde_json::to_value(&stored).ok(),
+        );
+    }
+
+    let mut stored_claims = 0;
+    let mut rejected = 0;
+    for candidate in bundle.claims.iter().flatten() {
+        if let Some(rejection) = screen(candidate) {
+            rejected += 1;
+            let message = format!(
+                "claims[{}]: rejected by the sensitive-data guard ({}): {}",
+                candidate.index, rejection.kind, rejection.reason
+            );
+            tracing::info!("{message}");
+            changes.diagnostics.push(message);
+            continue;
+        }
+        let resolved = Resolved {
+            candidate,
+            subject: resolve(tx, &candidate.subject, Some(&scope), &mut changes)?,
+            object: candidate
+                .object
+                .as_ref()
+                .map(|r| resolve(tx, r, Some(&scope), &mut changes))
+                .transpose()?,
+            context: candidate
+                .context
+                .as_ref()
+                .map(|r| resolve(tx, r, Some(&scope), &mut changes))
+                .transpose()?,
+        };
+        store_candidate(engine, tx, &resolved, &context, &mut changes)?;
+        stored_claims += 1;
+    }
+
+    settle(tx, &mut changes, now)?;
+    let diagnostics = std::mem::take(&mut changes.diagnostics);
+    let revision =
+        changes.write_revision(tx, RevisionAction::ExtractionCommit, &meeting_id, None, now)?;
+    tx.insert_run(&ExtractionRun {
+        id: run_id.clone(),
+        meeting: meeting_id.clone(),
+        content_hash: bundle.content_hash.clone(),
+        extractor: extractor.to_string(),
+        revision: revision.clone(),
+        created_at: now,
+    })?;
+    Ok(IngestReport {
+        revision,
+        meeting: meeting_id,
+        external_id: input.external_id.clone(),
+        outcome,
+        claims: stored_claims,
+        rejected,
+        diagnostics,
+    })
+}
+
+/// L21: every candidate passes the sensitive-data guard before it is stored.
+fn screen(candidate: &ClaimCandidate) -> Option<guard::Rejection> {
+    let mut texts: Vec<&str> = vec![candidate.predicate.as_str()];
+    texts.extend(candidate.value.as_deref());
+    texts.extend(candidate.evidence.quote.as_deref());
+    texts.extend(candidate.object.as_ref().map(|o| o.name.as_str()));
+    guard::check_candidate(texts)
+}
+
+struct EvidenceContext<'a> {
+    meeting: &'a Meeting,
+    bundle: &'a Bundle,
+    speaker_names: &'a BTreeMap<String, String>,
+    note_ids: &'a BTreeMap<String, String>,
+    attachment_ids: &'a BTreeMap<String, String>,
+    run_id: &'a str,
+    now: Ts,
+}
+
+/// Where a piece of evidence sits: its source, time and words.
+struct Located {
+    source_kind: SourceKind,
+    source_id: String,
+    observed_at: Ts,
+    segment_ids: Vec<String>,
+    start_ms: Option<i64>,
+    end_ms: Option<i64>,
+    speaker: Option<String>,
+    speaker_label: Option<String>,
+    attribution: Option<Attribution>,
+    quote: String,
+}
+
+impl EvidenceContext<'_> {
+    fn locate(&self, evidence: &EvidenceInput) -> Located {
+        let quote_or = |fallback: &str| {
+            let quote = evidence
+                .quote
+                .clone()
+                .unwrap_or_else(|| fallback.to_string());
+            truncate_chars(&quote, 1000).to_string()
+        };
+        if let Some(note) = &evidence.note {
+            let stored = self.bundle.notes.iter().find(|n| &n.id == note);
+            return Located {
+                source_kind: SourceKind::Note,
+                source_id: self.note_ids.get(note).cloned().unwrap_or_default(),
+                observed_at: stored.map_or(self.meeting.started_at, |n| n.created_at),
+                segment_ids: Vec::new(),
+                start_ms: None,
+                end_ms: None,
+                speaker: stored.and_then(|n| n.author.clone()),
+                speaker_label: None,
+                attribution: None,
+                quote: quote_or(stored.map_or("", |n| n.text.as_str())),
+            };
+        }
+        if let Some(attachment) = &evidence.attachment {
+            let stored = self.bundle.attachments.iter().find(|a| &a.id == attachment);
+            return Located {
+                source_kind: SourceKind::Attachment,
+                source_id: self
+                    .attachment_ids
+                    .get(attachment)
+                    .cloned()
+                    .unwrap_or_default(),
+                observed_at: stored.map_or(self.meeting.started_at, |a| a.created_at),
+                segment_ids: Vec::new(),
+                start_ms: None,
+                end_ms: None,
+                speaker: None,
+                speaker_label: None,
+                attribution: None,
+                quote: quote_or(stored.map_or("", |a| a.filename.as_str())),
+            };
+        }
+        let segments: Vec<_> = evidence
+            .segment_ids
+            .iter()
+            .filter_map(|id| self.bundle.segments.iter().find(|s| &s.id == id))
+            .collect();
+        let first = segments.iter().min_by_key(|s| s.start_ms);
+        let joined = segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let label = first.and_then(|s| s.speaker.clone());
+        Located {
+            source_kind: SourceKind::Meeting,
+            source_id: self.meeting.id.clone(),
+            observed_at: self
+                .meeting
+                .started_at
+                .plus_millis(first.map_or(0, |s| s.start_ms)),
+            segment_ids: evidence.segment_ids.clone(),
+            start_ms: first.map(|s| s.start_ms),
+            end_ms: segments.iter().map(|s| s.end_ms).max(),
+            speaker: label.as_ref().map(|l| {
+                self.speaker_names
+                    .get(l)
+                    .cloned()
+                    .unwrap_or_else(|| l.clone())
+            }),
+            speaker_label: label,
+            attribution: first.map(|s| s.attribution),
+            quote: quote_or(&joined),
+        }
+    }
+}
+
+/// The identity-bearing value of a candidate: text, normalized key, JSON extras and group.
+pub struct ClaimValue {
+    pub value_text: Option<String>,
+    pub value_json: Option<serde_json::Value>,
+    pub value_key: String,
+    pub group_key: String,
+}
+
+/// Computes a claim's value and identity parts from what was stated (shared with manual claims).
+pub fn claim_value(
+    definition: &lore_core::PredicateDef,
+    value: Option<&str>,
+    object: Option<&str>,
+    due_at: Option<Ts>,
+) -> ClaimValue {
+    let text = value.map(collapse_whitespace);
+    let single = definition.cardinality == Cardinality::Single;
+    let object_or_text_key = match (object, &text) {
+        (Some(object), _) => object.to_string(),
+        (None, Some(text)) if matches!(definition.object, ObjectSpec::Resource) => text.clone(),
+        (None, Some(text)) => value_key(text),
+        (None, None) => String::new(),
+    };
+    match (definition.is_deadline, due_at) {
+        (true, Some(due)) => ClaimValue {
+            value_text: text,
+            value_json: Some(json!({"due_at": due.to_rfc3339()})),
+            value_key: format!("{object_or_text_key}|due={}", due.to_rfc3339()),
+            group_key: group_key(single, true, "", &object_or_text_key),
+        },
+        _ => ClaimValue {
+            value_text: text,
+            value_json: None,
+            group_key: group_key(single, false, &object_or_text_key, ""),
+            value_key: object_or_text_key,
+        },
+    }
+}
+
+fn store_candidate(
+    engine: &Engine,
+    tx: &mut dyn Tx,
+    resolved: &Resolved,
+    context: &EvidenceContext,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let candidate = resolved.candidate;
+    let definition = engine.registry.get(&candidate.predicate).ok_or_else(|| {
+        EngineError::Invalid(format!(
+            "claims[{}].predicate: unknown predicate",
+            candidate.index
+        ))
+    })?;
+    let value = claim_value(
+        definition,
+        candidate.value.as_deref(),
+        resolved.object.as_deref(),
+        candidate.due_at,
+    );
+    let located = context.locate(&candidate.evidence);
+    let claim = upsert_claim(
+        tx,
+        NewClaim {
+            subject: &resolved.subject,
+            predicate: &candidate.predicate,
+            object: resolved.object.as_deref(),
+            context: resolved.context.as_deref(),
+            cardinality: definition.cardinality,
+            value,
+            valid_from: candidate.valid_from,
+            valid_to: candidate.valid_to,
+        },
+        context.now,
+        changes,
+    )?;
+    let kind = if candidate.ends {
+        EvidenceKind::Termination
+    } else {
+        EvidenceKind::Support
+    };
+    let evidence = Evidence {
+        id: short_id(
+            "v_",
+            &[
+                &claim.id,
+                located.source_kind.as_str(),
+                &located.source_id,
+                &located.segment_ids.join(","),
+                kind.as_str(),
+            ],
+        ),
+        claim: claim.id.clone(),
+        source_kind: located.source_kind,
+        source_id: located.source_id,
+        meeting: Some(context.meeting.id.clone()),
+        observed_at: located.observed_at,
+        segment_ids: located.segment_ids,
+        start_ms: located.start_ms,
+        end_ms: located.end_ms,
+        speaker: located.speaker,
+        speaker_label: located.speaker_label,
+        attribution: located.attribution,
+        quote: located.quote,
+        source_url: candidate.evidence.source_url.clone(),
+        confidence: candidate.confidence,
+        extraction_run_id: Some(context.run_id.to_string()),
+        kind,
+        authority: candidate.authority,
+        outcome: candidate.outcome,
+        recorded_at: context.now,
+    };
+    if tx.insert_evidence(&evidence)? {
+        changes.record(
+            format!("evidence:{}", evidence.id),
+            None,
+            serde_json::to_value(&evidence).ok(),
+        );
+    }
+    for target in &candidate.supersedes {
+        tx.insert_supersedes_link(&SupersedesLink {
+            claim: claim.id.clone(),
+            target: target.clone(),
+            evidence: evidence.id.clone(),
+        })?;
+    }
+    Ok(())
+}
+
+pub struct NewClaim<'a> {
+    pub subject: &'a str,
+    pub predicate: &'a str,
+    pub object: Option<&'a str>,
+    pub context: Option<&'a str>,
+    pub cardinality: Cardinality,
+    pub value: ClaimValue,
+    pub valid_from: Option<Ts>,
+    pub valid_to: Option<Ts>,
+}
+
+/// Returns the claim with this identity, creating it when new (L1: same identity, same claim).
+pub fn upsert_claim(
+    tx: &mut dyn Tx,
+    new: NewClaim,
+    now: Ts,
+    changes: &mut Changes,
+) -> EngineResult<Claim> {
+    let id = short_id(
+        "c_",
+        &[
+            new.subject,
+            new.predicate,
+            new.context.unwrap_or(""),
+            &new.value.value_key,
+        ],
+    );
+    if let Some(existing) = tx.find_claim(&id)? {
+        changes.touch_claim(&existing);
+        return Ok(existing);
+    }
+    let claim = Claim {
+        id,
+        subject: new.subject.to_string(),
+        predicate: new.predicate.to_string(),
+        object_entity: new.object.map(str::to_string),
+        value_text: new.value.value_text,
+        value_json: new.value.value_json,
+        value_key: new.value.value_key,
+        context_entity: new.context.map(str::to_string),
+        cardinality: new.cardinality,
+        group_key: new.value.group_key,
+        explicit_valid_from: new.valid_from,
+        explicit_valid_to: new.valid_to,
+        retracted_at: None,
+        recorded_at: now,
+        derived: ClaimDerived {
+            status: ClaimStatus::Provisional,
+            authority: Authority::Document,
+            valid_from: None,
+            valid_to: None,
+            first_observed_at: None,
+            last_observed_at: None,
+            superseded_at: None,
+            superseded_by: None,
+            conflict: None,
+            end_outcome: None,
+            periods: Vec::new(),
+        },
+    };
+    tx.insert_claim(&claim)?;
+    changes.record(
+        format!("claim:{}", claim.id),
+        None,
+        serde_json::to_value(&claim).ok(),
+    );
+    changes.touch_claim(&claim);
+    Ok(claim)
+}

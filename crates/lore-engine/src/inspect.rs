@@ -1,0 +1,131 @@
+//! Whole-state inspection for tests and `lore check`: the invariant check (stored derived state equals
+//! a rebuild from scratch) and a canonical dump of everything order-independent (L14).
+
+use std::collections::BTreeSet;
+
+use lore_core::model::*;
+use lore_core::slot::evaluate_slot;
+use lore_store::Tx;
+use serde_json::{json, Value};
+
+use crate::apply::{load_slot, rebuild_entity};
+use crate::{Engine, EngineResult};
+
+/// Checks one owner's data; returns every violation found (empty when consistent).
+pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String>> {
+    engine.read(owner, |tx| {
+        let mut problems = Vec::new();
+        let claims = tx.list_claims()?;
+        let slots: BTreeSet<SlotKey> = claims.iter().map(Claim::slot).collect();
+        for slot in &slots {
+            let (stored, slot_claims) = load_slot(tx, slot)?;
+            let outcome = evaluate_slot(&slot_claims);
+            for claim in &stored {
+                if outcome.states[&claim.id] != claim.derived {
+                    problems.push(format!(
+                        "claim {} ({} {}) stored {:?} but rules give {:?}",
+                        claim.id,
+                        claim.predicate,
+                        claim.value_key,
+                        claim.derived.status,
+                        outcome.states[&claim.id].status
+                    ));
+                }
+            }
+        }
+        for claim in &claims {
+            let evidence = tx.list_evidence_by_claim(&claim.id)?;
+            if evidence.is_empty() && claim.retracted_at.is_none() {
+                problems.push(format!("claim {} has no evidence", claim.id));
+            }
+            for row in &evidence {
+                if let Some(meeting) = &row.meeting {
+                    if tx.find_meeting(meeting)?.is_none() {
+                        problems.push(format!(
+                            "evidence {} cites missing meeting {meeting}",
+                            row.id
+                        ));
+                    }
+                }
+            }
+        }
+        for entity in tx.list_entities()? {
+            let rebuilt = rebuild_entity(tx, &entity)?;
+            if rebuilt != entity {
+                problems.push(format!(
+                    "entity {} projection differs from a rebuild",
+                    entity.id
+                ));
+            }
+            if tx.count_entity_references(&entity.id)? == 0
+                && entity.manual_name.is_none()
+                && entity.manual_attributes.is_empty()
+                && !entity.pinned
+            {
+                problems.push(format!("entity {} is supported by nothing", entity.id));
+            }
+        }
+        Ok(problems)
+    })
+}
+
+/// Everything that must not depend on ingestion order, as canonical JSON: entities, claims without
+/// transaction time, evidence, links, tasks and open suggestions.
+pub fn state_dump(engine: &Engine, owner: &str) -> EngineResult<Value> {
+    engine.read(owner, |tx| dump(tx))
+}
+
+fn dump(tx: &mut dyn Tx) -> EngineResult<Value> {
+    let entities: Vec<Value> = tx.list_entities()?.iter().map(|e| json!(e)).collect();
+    let mut claims = Vec::new();
+    let mut evidence = Vec::new();
+    for claim in tx.list_claims()? {
+        let mut value = json!(claim);
+        value.as_object_mut().map(|o| o.remove("recorded_at"));
+        if claim.retracted_at.is_some() {
+            value["retracted_at"] = json!(true);
+        }
+        claims.push(value);
+        for row in tx.list_evidence_by_claim(&claim.id)? {
+            let mut value = json!(row);
+            value.as_object_mut().map(|o| o.remove("recorded_at"));
+            if row.source_kind == SourceKind::Manual {
+                value.as_object_mut().map(|o| {
+                    o.remove("id");
+                    o.remove("source_id");
+                    o.remove("observed_at");
+                });
+            }
+            evidence.push(value);
+        }
+    }
+    let mut aliases = Vec::new();
+    let mut links = Vec::new();
+    let mut tasks = Vec::new();
+    for meeting in tx.list_meetings()? {
+        links.extend(
+            tx.list_resource_links_by_meeting(&meeting.id)?
+                .iter()
+                .map(|l| json!(l)),
+        );
+        tasks.extend(
+            tx.list_tasks_by_meeting(&meeting.id)?
+                .iter()
+                .map(|t| json!(t)),
+        );
+    }
+    for entity in tx.list_entities()? {
+        aliases.extend(tx.list_aliases(&entity.id)?.iter().map(|a| json!(a)));
+    }
+    let suggestions: Vec<Value> = tx
+        .list_suggestions()?
+        .iter()
+        .map(|s| json!({"id": s.id, "kind": s.kind, "status": s.status, "target": s.target}))
+        .collect();
+    let mut suggestions = suggestions;
+    suggestions.sort_by_key(|s| s["id"].to_string());
+    Ok(json!({
+        "entities": entities, "claims": claims, "evidence": evidence, "aliases": aliases,
+        "links": links, "tasks": tasks, "suggestions": suggestions,
+    }))
+}

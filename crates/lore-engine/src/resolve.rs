@@ -1,0 +1,245 @@
+//! Entity resolution by strong identifiers only (L15–L17, first cut): people by exact email, companies
+//! by domain or external key, projects and concepts by key. A name alone never joins two entities
+//! across meetings: it yields a provisional entity scoped to its meeting (or, for a company, its series).
+
+use std::collections::BTreeMap;
+
+use lore_core::ids::short_id;
+use lore_core::model::*;
+use lore_core::normalize::{normalize_domain, slug, value_key};
+use lore_core::Ts;
+use lore_ingest::EntityRef;
+use lore_store::Tx;
+use serde_json::json;
+
+use crate::apply::Changes;
+use crate::EngineResult;
+
+/// What is known about the meeting an entity was named in.
+pub struct MeetingScope<'a> {
+    pub meeting_id: &'a str,
+    pub series_id: Option<&'a str>,
+    pub observed_at: Ts,
+    /// Participants' person entities by normalized display name (names resolve within one meeting only).
+    pub participants_by_name: BTreeMap<String, String>,
+}
+
+/// The strong identifier an entity reference carries, as `(scheme, value)`.
+fn identifier(
+    reference: &EntityRef,
+    scope: Option<&MeetingScope>,
+) -> (String, String, EntityStatus) {
+    let name_key = value_key(&reference.name);
+    match reference.kind {
+        EntityKind::Person => match &reference.email {
+            Some(email) => ("email".into(), email.to_lowercase(), EntityStatus::Active),
+            None => {
+                let meeting = scope.map_or("manual", |s| s.meeting_id);
+                (
+                    format!("scoped:{meeting}"),
+                    name_key,
+                    EntityStatus::Provisional,
+                )
+            }
+        },
+        EntityKind::Company => {
+            if let Some(domain) = reference.domain.as_deref().and_then(normalize_domain) {
+                ("domain".into(), domain, EntityStatus::Active)
+            } else if let Some(key) = &reference.external_key {
+                ("external".into(), key.to_lowercase(), EntityStatus::Active)
+            } else {
+                let scope_id = scope.map_or("manual", |s| s.series_id.unwrap_or(s.meeting_id));
+                (
+                    format!("company-name:{scope_id}"),
+                    name_key,
+                    EntityStatus::Provisional,
+                )
+            }
+        }
+        EntityKind::Project | EntityKind::Concept => {
+            let key = reference
+                .key
+                .clone()
+                .unwrap_or_else(|| slug(&reference.name));
+            (format!("key:{}", reference.kind), key, EntityStatus::Active)
+        }
+    }
+}
+
+/// Finds or creates the entity a reference names, and records the name it was called by.
+pub fn resolve(
+    tx: &mut dyn Tx,
+    reference: &EntityRef,
+    scope: Option<&MeetingScope>,
+    changes: &mut Changes,
+) -> EngineResult<String> {
+    if reference.kind == EntityKind::Person && reference.email.is_none() {
+        if let Some(scope) = scope {
+            if let Some(person) = scope.participants_by_name.get(&value_key(&reference.name)) {
+                record_alias(tx, person, &reference.name, scope)?;
+                return Ok(person.clone());
+            }
+        }
+    }
+    let (scheme, value, status) = identifier(reference, scope);
+    let id = match tx.find_entity_by_identifier(&scheme, &value)? {
+        Some(existing) => existing,
+        None => {
+            let id = short_id("e_", &[reference.kind.as_str(), &scheme, &value]);
+            let entity = Entity {
+                id: id.clone(),
+                kind: reference.kind,
+                canonical_name: reference.name.clone(),
+                manual_name: None,
+                normalized_key: matches!(reference.kind, EntityKind::Project | EntityKind::Concept)
+                    .then(|| value.clone()),
+                emails: reference.email.iter().map(|e| e.to_lowercase()).collect(),
+                domains: if scheme == "domain" {
+                    vec![value.clone()]
+                } else {
+                    Vec::new()
+                },
+                external_keys: reference.external_key.iter().cloned().collect(),
+                status,
+                merged_into: None,
+                do_not_merge_with: Vec::new(),
+                manual_attributes: Default::default(),
+                manual_brief: None,
+                pinned: false,
+                scope_meeting: (status == EntityStatus::Provisional
+                    && reference.kind == EntityKind::Person)
+                    .then(|| scope.map(|s| s.meeting_id.to_string()))
+                    .flatten(),
+                first_observed_at: scope.map(|s| s.observed_at),
+                last_observed_at: scope.map(|s| s.observed_at),
+                current_attributes: Default::default(),
+                current_brief: String::new(),
+            };
+            tx.upsert_entity(&entity)?;
+            tx.insert_identifier(&scheme, &value, &id)?;
+            changes.record(
+                format!("entity:{id}"),
+                None,
+                serde_json::to_value(&entity).ok(),
+            );
+            if status == EntityStatus::Provisional {
+                suggest_same_name_merges(tx, &entity, scope.map_or(Ts(0), |s| s.observed_at))?;
+            }
+            id
+        }
+    };
+    changes.entities.insert(id.clone());
+    if let Some(scope) = scope {
+        record_alias(tx, &id, &reference.name, scope)?;
+    }
+    Ok(id)
+}
+
+fn record_alias(
+    tx: &mut dyn Tx,
+    entity: &str,
+    name: &str,
+    scope: &MeetingScope,
+) -> EngineResult<()> {
+    if name.trim().is_empty() {
+        return Ok(());
+    }
+    tx.insert_alias(&Alias {
+        entity: entity.to_string(),
+        alias: name.trim().to_string(),
+        meeting: scope.meeting_id.to_string(),
+        observed_at: scope.observed_at,
+    })?;
+    Ok(())
+}
+
+/// L15: a provisional, name-only entity that shares a name with another entity raises a merge
+/// suggestion — never a merge.
+fn suggest_same_name_merges(tx: &mut dyn Tx, entity: &Entity, now: Ts) -> EngineResult<()> {
+    for other in tx.list_entities_by_alias_key(&value_key(&entity.canonical_name))? {
+        if other == entity.id || entity.do_not_merge_with.contains(&other) {
+            continue;
+        }
+        let Some(other_entity) = tx.find_entity(&other)? else {
+            continue;
+        };
+        if other_entity.kind != entity.kind {
+            continue;
+        }
+        tx.upsert_suggestion(&Suggestion {
+            id: short_id("s_", &["entity_merge", &entity.id, &other]),
+            kind: "entity_merge".into(),
+            status: SuggestionStatus::Open,
+            target: entity.id.clone(),
+            secondary: Some(other.clone()),
+            payload: json!({"name": entity.canonical_name, "reason": "same display name"}),
+            created_at: now,
+        })?;
+    }
+    Ok(())
+}
+
+/// Finds an entity by id, email, `kind:key`, or an unambiguous name (L20: only this owner's).
+pub fn find_entity(tx: &mut dyn Tx, text: &str) -> EngineResult<Entity> {
+    let text = text.trim();
+    if let Some(entity) = tx.find_entity(text)? {
+        return Ok(entity);
+    }
+    if let Some(email) = lore_core::normalize::normalize_email(text) {
+        if let Some(id) = tx.find_entity_by_identifier("email", &email)? {
+            return tx.find_entity(&id)?.ok_or_else(|| not_found(text));
+        }
+        return Err(not_found(text));
+    }
+    if let Some((kind, key)) = text.split_once(':') {
+        if let Some(kind) = EntityKind::parse(kind) {
+            let scheme = match kind {
+                EntityKind::Company => "domain".to_string(),
+                _ => format!("key:{kind}"),
+            };
+            if let Some(id) = tx.find_entity_by_identifier(&scheme, &key.to_lowercase())? {
+                return tx.find_entity(&id)?.ok_or_else(|| not_found(text));
+            }
+        }
+    }
+    let key = value_key(text);
+    let mut candidates: Vec<Entity> = Vec::new();
+    for id in tx.list_entities_by_alias_key(&key)? {
+        if let Some(entity) = tx.find_entity(&id)? {
+            candidates.push(entity);
+        }
+    }
+    for entity in tx.list_entities()? {
+        let names_match = entity.manual_name.as_deref().map(value_key) == Some(key.clone())
+            || value_key(&entity.canonical_name) == key;
+        if names_match && !candidates.iter().any(|c| c.id == entity.id) {
+            candidates.push(entity);
+        }
+    }
+    candidates.retain(|entity| entity.status != EntityStatus::Merged);
+    match candidates.len() {
+        0 => Err(not_found(text)),
+        1 => Ok(candidates.remove(0)),
+        _ => {
+            let listed: Vec<String> = candidates
+                .iter()
+                .map(|e| {
+                    let email = e
+                        .emails
+                        .first()
+                        .map(|m| format!(" <{m}>"))
+                        .unwrap_or_default();
+                    format!("  {} ({}) {}{email}", e.id, e.kind, e.display_name())
+                })
+                .collect();
+            Err(crate::EngineError::Invalid(format!(
+                "'{text}' is ambiguous; use one of these ids:\n{}",
+                listed.join("\n")
+            )))
+        }
+    }
+}
+
+fn not_found(text: &str) -> crate::EngineError {
+    crate::EngineError::NotFound(format!("no entity matches '{text}'"))
+}

@@ -1,0 +1,291 @@
+//! Read views with a stable JSON shape (SPEC 5.3): entity lists, the current view, and history.
+
+use std::collections::BTreeMap;
+
+use lore_core::model::*;
+use lore_core::reading::{deadline_state, effective_status, topic_weight, MENTION_WEIGHT};
+use lore_core::time::format_offset;
+use lore_core::Ts;
+use lore_store::Tx;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::resolve::find_entity;
+use crate::{Engine, EngineResult};
+
+#[derive(Clone, Debug, Default)]
+pub struct ShowOptions {
+    pub history: bool,
+    pub include_provisional: bool,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EntityRow {
+    pub id: String,
+    pub kind: EntityKind,
+    pub name: String,
+    pub status: EntityStatus,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NamedRef {
+    pub id: String,
+    pub kind: EntityKind,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EvidenceView {
+    pub meeting: Option<String>,
+    pub meeting_title: Option<String>,
+    pub observed_at: Ts,
+    pub offset: Option<String>,
+    pub segment_ids: Vec<String>,
+    pub speaker: Option<String>,
+    pub quote: String,
+    pub kind: EvidenceKind,
+    pub source: SourceKind,
+    pub authority: Authority,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClaimView {
+    pub id: String,
+    pub predicate: String,
+    pub value: Option<String>,
+    pub object: Option<NamedRef>,
+    pub context: Option<NamedRef>,
+    pub status: ClaimStatus,
+    pub authority: Authority,
+    pub valid_from: Option<Ts>,
+    pub valid_to: Option<Ts>,
+    pub superseded_by: Option<String>,
+    pub due_at: Option<Ts>,
+    pub deadline_state: Option<DeadlineState>,
+    pub conflict: Option<ConflictReason>,
+    pub periods: Vec<Period>,
+    pub evidence: Vec<EvidenceView>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EntityHeader {
+    pub id: String,
+    pub kind: EntityKind,
+    pub name: String,
+    pub status: EntityStatus,
+    pub emails: Vec<String>,
+    pub domains: Vec<String>,
+    pub aliases: Vec<String>,
+    pub attributes: BTreeMap<String, Value>,
+    pub brief: String,
+    pub topic_weight: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkView {
+    pub url: String,
+    pub resource_type: ResourceType,
+    pub title: Option<String>,
+    pub ingested_status: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TaskView {
+    pub id: String,
+    pub title: String,
+    pub status: TaskStatus,
+    pub due_at: Option<Ts>,
+    pub assignee: Option<String>,
+    pub project: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EntityView {
+    pub entity: EntityHeader,
+    pub claims: Vec<ClaimView>,
+    pub links: Vec<LinkView>,
+    pub tasks: Vec<TaskView>,
+}
+
+impl Engine {
+    /// Every entity not merged away, provisional ones included.
+    pub fn list_entities(&self, owner: &str) -> EngineResult<Vec<EntityRow>> {
+        self.read(owner, |tx| {
+            Ok(tx
+                .list_entities()?
+                .into_iter()
+                .filter(|e| e.status != EntityStatus::Merged)
+                .map(|e| EntityRow {
+                    id: e.id.clone(),
+                    kind: e.kind,
+                    name: e.display_name().to_string(),
+                    status: e.status,
+                })
+                .collect())
+        })
+    }
+
+    /// The current view (or the full history) of one entity, named as `find_entity` accepts.
+    pub fn show(
+        &self,
+        owner: &str,
+        entity: &str,
+        options: &ShowOptions,
+    ) -> EngineResult<EntityView> {
+        let now = self.now();
+        self.read(owner, |tx| {
+            let entity = find_entity(tx, entity)?;
+            entity_view(tx, &entity, options, now)
+        })
+    }
+
+    pub fn list_suggestions(&self, owner: &str) -> EngineResult<Vec<Suggestion>> {
+        self.read(owner, |tx| Ok(tx.list_suggestions()?))
+    }
+}
+
+fn entity_view(
+    tx: &mut dyn Tx,
+    entity: &Entity,
+    options: &ShowOptions,
+    now: Ts,
+) -> EngineResult<EntityView> {
+    let mut names = NameCache::default();
+    let mut meetings: BTreeMap<String, Option<Meeting>> = BTreeMap::new();
+    let mut claims = tx.list_claims_by_subject(&entity.id)?;
+    claims.sort_by(|a, b| {
+        (a.derived.first_observed_at, &a.predicate, &a.id).cmp(&(
+            b.derived.first_observed_at,
+            &b.predicate,
+            &b.id,
+        ))
+    });
+    let mut views = Vec::new();
+    let mut observations = Vec::new();
+    for claim in &claims {
+        let status = effective_status(&claim.derived, now);
+        let shown = options.history
+            || status == ClaimStatus::Active
+            || (options.include_provisional && status == ClaimStatus::Provisional);
+        let evidence = tx.list_evidence_by_claim(&claim.id)?;
+        observations.extend(evidence.iter().map(|e| (e.observed_at, MENTION_WEIGHT)));
+        if !shown {
+            continue;
+        }
+        let mut evidence_views = Vec::new();
+        for row in &evidence {
+            let meeting = match &row.meeting {
+                Some(id) => {
+                    if !meetings.contains_key(id) {
+                        let found = tx.find_meeting(id)?;
+                        meetings.insert(id.clone(), found);
+                    }
+                    meetings[id].clone()
+                }
+                None => None,
+            };
+            evidence_views.push(EvidenceView {
+                meeting: meeting.as_ref().map(|m| m.external_id.clone()),
+                meeting_title: meeting.as_ref().map(|m| m.title.clone()),
+                observed_at: row.observed_at,
+                offset: row.start_ms.map(format_offset),
+                segment_ids: row.segment_ids.clone(),
+                speaker: row.speaker.clone(),
+                quote: row.quote.clone(),
+                kind: row.kind,
+                source: row.source_kind,
+                authority: row.authority,
+            });
+        }
+        let due_at = claim.due_at();
+        views.push(ClaimView {
+            id: claim.id.clone(),
+            predicate: claim.predicate.clone(),
+            value: claim.value_text.clone(),
+            object: names.named(tx, claim.object_entity.as_deref())?,
+            context: names.named(tx, claim.context_entity.as_deref())?,
+            status,
+            authority: claim.derived.authority,
+            valid_from: claim.derived.valid_from,
+            valid_to: claim.derived.valid_to,
+            superseded_by: claim.derived.superseded_by.clone(),
+            due_at,
+            deadline_state: due_at.and_then(|due| deadline_state(&claim.derived, due, now)),
+            conflict: claim.derived.conflict,
+            periods: claim.derived.periods.clone(),
+            evidence: evidence_views,
+        });
+    }
+    if !options.history {
+        views.sort_by(|a, b| {
+            (&a.predicate, a.valid_from, &a.id).cmp(&(&b.predicate, b.valid_from, &b.id))
+        });
+    }
+    let aliases = tx.list_aliases(&entity.id)?;
+    let mut alias_names: Vec<String> = aliases.iter().map(|a| a.alias.clone()).collect();
+    alias_names.sort();
+    alias_names.dedup();
+    alias_names.retain(|a| a != entity.display_name());
+    observations.extend(aliases.iter().map(|a| (a.observed_at, MENTION_WEIGHT)));
+
+    let links = tx
+        .list_resource_links_by_entity(&entity.id)?
+        .into_iter()
+        .map(|l| LinkView {
+            url: l.url,
+            resource_type: l.resource_type,
+            title: l.title,
+            ingested_status: l.ingested_status,
+        })
+        .collect();
+    let mut tasks = Vec::new();
+    for task in tx.list_tasks_by_entity(&entity.id)? {
+        let assignee = names.named(tx, task.assignee.as_deref())?.map(|n| n.name);
+        let project = names.named(tx, task.project.as_deref())?.map(|n| n.name);
+        tasks.push(TaskView {
+            id: task.id,
+            title: task.title,
+            status: task.status,
+            due_at: task.due_at,
+            assignee,
+            project,
+        });
+    }
+    Ok(EntityView {
+        entity: EntityHeader {
+            id: entity.id.clone(),
+            kind: entity.kind,
+            name: entity.display_name().to_string(),
+            status: entity.status,
+            emails: entity.emails.clone(),
+            domains: entity.domains.clone(),
+            aliases: alias_names,
+            attributes: entity.current_attributes.clone(),
+            brief: entity.current_brief.clone(),
+            topic_weight: (topic_weight(observations, now) * 1000.0).round() / 1000.0,
+        },
+        claims: views,
+        links,
+        tasks,
+    })
+}
+
+#[derive(Default)]
+struct NameCache {
+    names: BTreeMap<String, Option<NamedRef>>,
+}
+
+impl NameCache {
+    fn named(&mut self, tx: &mut dyn Tx, id: Option<&str>) -> EngineResult<Option<NamedRef>> {
+        let Some(id) = id else { return Ok(None) };
+        if !self.names.contains_key(id) {
+            let named = tx.find_entity(id)?.map(|e| NamedRef {
+                id: e.id.clone(),
+                kind: e.kind,
+                name: e.display_name().to_string(),
+            });
+            self.names.insert(id.to_string(), named);
+        }
+        Ok(self.names[id].clone())
+    }
+}

@@ -1,0 +1,1118 @@
+//! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
+
+mod rows;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use lore_core::model::*;
+use lore_core::Ts;
+use rusqlite::{params, Connection, OptionalExtension, Params, Row, TransactionBehavior};
+
+use crate::{Store, StoreError, StoreResult, Tx, TxWork};
+use rows::*;
+
+/// Versioned migrations; `PRAGMA user_version` records how many have run.
+const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
+
+pub struct SqliteStore {
+    connection: Mutex<Connection>,
+    blob_dir: PathBuf,
+}
+
+fn backend(error: rusqlite::Error) -> StoreError {
+    match error {
+        rusqlite::Error::SqliteFailure(code, message)
+            if code.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Conflict(message.unwrap_or_else(|| code.to_string()))
+        }
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating if needed) the database file; blobs live in `<file>.blobs/`.
+    pub fn open(path: &Path) -> StoreResult<SqliteStore> {
+        let connection = Connection::open(path).map_err(backend)?;
+        let mut blob_dir = path.as_os_str().to_owned();
+        blob_dir.push(".blobs");
+        SqliteStore::setup(connection, PathBuf::from(blob_dir), true)
+    }
+
+    /// A private in-memory database (tests, benchmarks), with blobs in `blob_dir`.
+    pub fn open_in_memory(blob_dir: PathBuf) -> StoreResult<SqliteStore> {
+        let connection = Connection::open_in_memory().map_err(backend)?;
+        SqliteStore::setup(connection, blob_dir, false)
+    }
+
+    fn setup(mut connection: Connection, blob_dir: PathBuf, wal: bool) -> StoreResult<SqliteStore> {
+        connection
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(backend)?;
+        if wal {
+            let mode: String = connection
+                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+                .map_err(backend)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError::Backend(format!(
+                    "could not enable WAL mode (got {mode})"
+                )));
+            }
+        }
+        connection
+            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+            .map_err(backend)?;
+        migrate(&mut connection)?;
+        Ok(SqliteStore {
+            connection: Mutex::new(connection),
+            blob_dir,
+        })
+    }
+
+    /// The schema version this database is at.
+    pub fn schema_version(&self) -> StoreResult<i64> {
+        let connection = self.lock()?;
+        connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(backend)
+    }
+
+    /// Writes a consistent copy of the database to `target` (`VACUUM INTO`).
+    pub fn backup_to(&self, target: &Path) -> StoreResult<()> {
+        let connection = self.lock()?;
+        let target = target
+            .to_str()
+            .ok_or_else(|| StoreError::Backend("backup path is not UTF-8".into()))?;
+        connection
+            .execute("VACUUM INTO ?1", [target])
+            .map(|_| ())
+            .map_err(backend)
+    }
+
+    fn lock(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
+        self.connection
+            .lock()
+            .map_err(|_| StoreError::Backend("database connection poisoned".into()))
+    }
+
+    fn run(
+        &self,
+        owner: &str,
+        behavior: TransactionBehavior,
+        commit: bool,
+        work: &mut TxWork<'_>,
+    ) -> StoreResult<()> {
+        let mut connection = self.lock()?;
+        if !commit {
+            connection
+                .execute_batch("PRAGMA query_only = ON")
+                .map_err(backend)?;
+        }
+        let outcome = (|| {
+            let transaction = connection
+                .transaction_with_behavior(behavior)
+                .map_err(backend)?;
+            let mut tx = SqliteTx {
+                connection: &transaction,
+                owner,
+            };
+            work(&mut tx)?;
+            if commit {
+                transaction.commit().map_err(backend)
+            } else {
+                transaction.rollback().map_err(backend)
+            }
+        })();
+        if !commit {
+            connection
+                .execute_batch("PRAGMA query_only = OFF")
+                .map_err(backend)?;
+        }
+        outcome
+    }
+}
+
+fn migrate(connection: &mut Connection) -> StoreResult<()> {
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(backend)?;
+    if version as usize > MIGRATIONS.len() {
+        return Err(StoreError::Backend(format!(
+            "database schema version {version} is newer than this lore understands ({}); upgrade lore",
+            MIGRATIONS.len()
+        )));
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        transaction.execute_batch(migration).map_err(backend)?;
+        transaction
+            .pragma_update(None, "user_version", (index + 1) as i64)
+            .map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+    }
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
+        self.run(owner, TransactionBehavior::Immediate, true, work)
+    }
+
+    fn read(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
+        self.run(owner, TransactionBehavior::Deferred, false, work)
+    }
+
+    fn blob_dir(&self) -> &Path {
+        &self.blob_dir
+    }
+
+    fn owners(&self) -> StoreResult<Vec<String>> {
+        let connection = self.lock()?;
+        let mut statement = connection
+            .prepare("SELECT owner FROM entities UNION SELECT owner FROM meetings UNION SELECT owner FROM revisions ORDER BY 1")
+            .map_err(backend)?;
+        let owners = statement.query_map([], |row| row.get(0)).map_err(backend)?;
+        owners.collect::<Result<Vec<String>, _>>().map_err(backend)
+    }
+
+    fn integrity_problems(&self) -> StoreResult<Vec<String>> {
+        let connection = self.lock()?;
+        let mut problems = Vec::new();
+        let mut statement = connection
+            .prepare("PRAGMA integrity_check")
+            .map_err(backend)?;
+        for row in statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(backend)?
+        {
+            let row = row.map_err(backend)?;
+            if row != "ok" {
+                problems.push(row);
+            }
+        }
+        let mut statement = connection
+            .prepare("PRAGMA foreign_key_check")
+            .map_err(backend)?;
+        let violations = statement
+            .query_map([], |row| {
+                Ok(format!(
+                    "foreign key violation in {}",
+                    row.get::<_, String>(0)?
+                ))
+            })
+            .map_err(backend)?;
+        for violation in violations {
+            problems.push(violation.map_err(backend)?);
+        }
+        Ok(problems)
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+}
+
+struct SqliteTx<'c> {
+    connection: &'c Connection,
+    owner: &'c str,
+}
+
+impl SqliteTx<'_> {
+    fn exec<P: Params>(&self, sql: &str, params: P) -> StoreResult<usize> {
+        self.connection
+            .prepare_cached(sql)
+            .map_err(backend)?
+            .execute(params)
+            .map_err(backend)
+    }
+
+    fn all<T, P: Params>(
+        &self,
+        sql: &str,
+        params: P,
+        map: fn(&Row) -> rusqlite::Result<T>,
+    ) -> StoreResult<Vec<T>> {
+        let mut statement = self.connection.prepare_cached(sql).map_err(backend)?;
+        let rows = statement.query_map(params, map).map_err(backend)?;
+        rows.collect::<Result<Vec<T>, _>>().map_err(backend)
+    }
+
+    fn one<T, P: Params>(
+        &self,
+        sql: &str,
+        params: P,
+        map: fn(&Row) -> rusqlite::Result<T>,
+    ) -> StoreResult<Option<T>> {
+        let mut statement = self.connection.prepare_cached(sql).map_err(backend)?;
+        statement.query_row(params, map).optional().map_err(backend)
+    }
+}
+
+const MEETING_COLUMNS: &str =
+    "id, external_id, title, started_at, ended_at, platform, series, content_hash";
+const ENTITY_COLUMNS: &str = "id, kind, canonical_name, manual_name, normalized_key, emails, domains, external_keys, \
+     status, merged_into, do_not_merge_with, manual_attributes, manual_brief, pinned, scope_meeting, \
+     first_observed_at, last_observed_at, current_attributes, current_brief";
+const CLAIM_COLUMNS: &str = "id, subject, predicate, object_entity, value_text, value_json, value_key, context_entity, \
+     cardinality, group_key, explicit_valid_from, explicit_valid_to, retracted_at, recorded_at, status, authority, \
+     valid_from, valid_to, first_observed_at, last_observed_at, superseded_at, superseded_by, conflict, end_outcome, periods";
+const EVIDENCE_COLUMNS: &str = "id, claim, source_kind, source_id, meeting, observed_at, segment_ids, start_ms, end_ms, \
+     speaker, speaker_label, attribution, quote, source_url, confidence, extraction_run_id, kind, authority, outcome, recorded_at";
+const LINK_COLUMNS: &str =
+    "id, entity, meeting, source_kind, source_id, resource_type, url, external_key, title, \
+     provenance, ingested_status, first_seen_at, last_seen_at";
+const TASK_COLUMNS: &str =
+    "id, meeting, title, status, assignee, project, due_at, evidence, created_at";
+const REVISION_COLUMNS: &str = "id, action, target, secondary, before, after, created_at";
+const SUGGESTION_COLUMNS: &str = "id, kind, status, target, secondary, payload, created_at";
+
+macro_rules! sql {
+    ($($part:expr),+ $(,)?) => { &[$($part),+].concat() };
+}
+
+impl Tx for SqliteTx<'_> {
+    fn upsert_series(&mut self, series: &MeetingSeries) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO meeting_series (owner, id, calendar_account, calendar_id, recurring_event_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (owner, id) DO NOTHING",
+            params![self.owner, series.id, series.calendar_account, series.calendar_id, series.recurring_event_id],
+        )
+        .map(|_| ())
+    }
+
+    fn find_series(&mut self, id: &str) -> StoreResult<Option<MeetingSeries>> {
+        self.one(
+            "SELECT id, calendar_account, calendar_id, recurring_event_id FROM meeting_series WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+            |row| {
+                Ok(MeetingSeries {
+                    id: row.get(0)?,
+                    calendar_account: row.get(1)?,
+                    calendar_id: row.get(2)?,
+                    recurring_event_id: row.get(3)?,
+                })
+            },
+        )
+    }
+
+    fn insert_meeting(&mut self, meeting: &Meeting) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO meetings (owner, id, external_id, title, started_at, ended_at, platform, series, content_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                self.owner, meeting.id, meeting.external_id, meeting.title, meeting.started_at.0,
+                meeting.ended_at.map(|t| t.0), meeting.platform, meeting.series, meeting.content_hash
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_meeting(&mut self, id: &str) -> StoreResult<Option<Meeting>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                MEETING_COLUMNS,
+                " FROM meetings WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            meeting_row,
+        )
+    }
+
+    fn find_meeting_by_external_id(&mut self, external_id: &str) -> StoreResult<Option<Meeting>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                MEETING_COLUMNS,
+                " FROM meetings WHERE owner = ?1 AND external_id = ?2"
+            ),
+            params![self.owner, external_id],
+            meeting_row,
+        )
+    }
+
+    fn list_meetings(&mut self) -> StoreResult<Vec<Meeting>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                MEETING_COLUMNS,
+                " FROM meetings WHERE owner = ?1 ORDER BY started_at, id"
+            ),
+            params![self.owner],
+            meeting_row,
+        )
+    }
+
+    fn delete_meeting(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM meetings WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_participant(&mut self, p: &Participant) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO participants (owner, meeting, idx, display_name, email, platform_stable_id, device_id, \
+             speaker_label, person_entity, excluded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                self.owner, p.meeting, p.idx, p.display_name, p.email, p.platform_stable_id, p.device_id,
+                p.speaker_label, p.person_entity, p.excluded
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participants(&mut self, meeting: &str) -> StoreResult<Vec<Participant>> {
+        self.all(
+            "SELECT meeting, idx, display_name, email, platform_stable_id, device_id, speaker_label, person_entity, \
+             excluded FROM participants WHERE owner = ?1 AND meeting = ?2 ORDER BY idx",
+            params![self.owner, meeting],
+            participant_row,
+        )
+    }
+
+    fn insert_segment(&mut self, s: &Segment) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO segments (owner, meeting, id, seq, start_ms, end_ms, speaker_label, attribution, text) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![self.owner, s.meeting, s.id, s.seq, s.start_ms, s.end_ms, s.speaker_label, s.attribution.as_str(), s.text],
+        )
+        .map(|_| ())
+    }
+
+    fn list_segments(&mut self, meeting: &str) -> StoreResult<Vec<Segment>> {
+        self.all(
+            "SELECT meeting, id, seq, start_ms, end_ms, speaker_label, attribution, text FROM segments \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY seq",
+            params![self.owner, meeting],
+            segment_row,
+        )
+    }
+
+    fn insert_note(&mut self, n: &Note) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO notes (owner, id, meeting, local_id, created_at, author, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![self.owner, n.id, n.meeting, n.local_id, n.created_at.0, n.author, n.text],
+        )
+        .map(|_| ())
+    }
+
+    fn find_note(&mut self, id: &str) -> StoreResult<Option<Note>> {
+        self.one(
+            "SELECT id, meeting, local_id, created_at, author, text FROM notes WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+            note_row,
+        )
+    }
+
+    fn list_notes(&mut self, meeting: &str) -> StoreResult<Vec<Note>> {
+        self.all(
+            "SELECT id, meeting, local_id, created_at, author, text FROM notes WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY created_at, id",
+            params![self.owner, meeting],
+            note_row,
+        )
+    }
+
+    fn delete_note(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM notes WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_attachment(&mut self, a: &Attachment) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO attachments (owner, id, meeting, local_id, kind, filename, media_type, sha256, size, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                self.owner, a.id, a.meeting, a.local_id, a.kind.as_str(), a.filename, a.media_type, a.sha256, a.size,
+                a.created_at.0
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_attachment(&mut self, id: &str) -> StoreResult<Option<Attachment>> {
+        self.one(
+            "SELECT id, meeting, local_id, kind, filename, media_type, sha256, size, created_at FROM attachments \
+             WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+            attachment_row,
+        )
+    }
+
+    fn list_attachments(&mut self, meeting: &str) -> StoreResult<Vec<Attachment>> {
+        self.all(
+            "SELECT id, meeting, local_id, kind, filename, media_type, sha256, size, created_at FROM attachments \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY created_at, id",
+            params![self.owner, meeting],
+            attachment_row,
+        )
+    }
+
+    fn delete_attachment(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM attachments WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn count_attachments_with_sha256(&mut self, sha256: &str) -> StoreResult<i64> {
+        Ok(self
+            .one(
+                "SELECT count(*) FROM attachments WHERE owner = ?1 AND sha256 = ?2",
+                params![self.owner, sha256],
+                |row| row.get(0),
+            )?
+            .unwrap_or(0))
+    }
+
+    fn upsert_entity(&mut self, e: &Entity) -> StoreResult<()> {
+        self.exec(
+            sql!(
+                "INSERT INTO entities (owner, ",
+                ENTITY_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
+                 ON CONFLICT (owner, id) DO UPDATE SET kind = excluded.kind, canonical_name = excluded.canonical_name, \
+                 manual_name = excluded.manual_name, normalized_key = excluded.normalized_key, emails = excluded.emails, \
+                 domains = excluded.domains, external_keys = excluded.external_keys, status = excluded.status, \
+                 merged_into = excluded.merged_into, do_not_merge_with = excluded.do_not_merge_with, \
+                 manual_attributes = excluded.manual_attributes, manual_brief = excluded.manual_brief, \
+                 pinned = excluded.pinned, scope_meeting = excluded.scope_meeting, \
+                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
+                 current_attributes = excluded.current_attributes, current_brief = excluded.current_brief"
+            ),
+            params![
+                self.owner, e.id, e.kind.as_str(), e.canonical_name, e.manual_name, e.normalized_key,
+                to_json(&e.emails), to_json(&e.domains), to_json(&e.external_keys), e.status.as_str(), e.merged_into,
+                to_json(&e.do_not_merge_with), to_json(&e.manual_attributes), e.manual_brief, e.pinned, e.scope_meeting,
+                e.first_observed_at.map(|t| t.0), e.last_observed_at.map(|t| t.0), to_json(&e.current_attributes),
+                e.current_brief
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                ENTITY_COLUMNS,
+                " FROM entities WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            entity_row,
+        )
+    }
+
+    fn list_entities(&mut self) -> StoreResult<Vec<Entity>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                ENTITY_COLUMNS,
+                " FROM entities WHERE owner = ?1 ORDER BY kind, canonical_name, id"
+            ),
+            params![self.owner],
+            entity_row,
+        )
+    }
+
+    fn delete_entity(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM entities WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO entity_identifiers (owner, scheme, value, entity) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (owner, scheme, value) DO NOTHING",
+            params![self.owner, scheme, value, entity],
+        )
+        .map(|_| ())
+    }
+
+    fn find_entity_by_identifier(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Option<String>> {
+        self.one(
+            "SELECT entity FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
+            params![self.owner, scheme, value],
+            |row| row.get(0),
+        )
+    }
+
+    fn insert_alias(&mut self, a: &Alias) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO entity_aliases (owner, entity, alias, alias_key, meeting, observed_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (owner, entity, alias, meeting) DO NOTHING",
+            params![self.owner, a.entity, a.alias, lore_core::normalize::value_key(&a.alias), a.meeting, a.observed_at.0],
+        )
+        .map(|_| ())
+    }
+
+    fn list_aliases(&mut self, entity: &str) -> StoreResult<Vec<Alias>> {
+        self.all(
+            "SELECT entity, alias, meeting, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2 \
+             ORDER BY observed_at, alias, meeting",
+            params![self.owner, entity],
+            |row| Ok(Alias { entity: row.get(0)?, alias: row.get(1)?, meeting: row.get(2)?, observed_at: Ts(row.get(3)?) }),
+        )
+    }
+
+    fn list_entities_by_alias_key(&mut self, alias_key: &str) -> StoreResult<Vec<String>> {
+        self.all(
+            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND alias_key = ?2 ORDER BY entity",
+            params![self.owner, alias_key],
+            |row| row.get(0),
+        )
+    }
+
+    fn delete_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
+        let entities = self.all(
+            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
+            params![self.owner, meeting],
+            |row| row.get(0),
+        )?;
+        self.exec(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
+            params![self.owner, meeting],
+        )?;
+        Ok(entities)
+    }
+
+    fn count_entity_references(&mut self, entity: &str) -> StoreResult<i64> {
+        Ok(self
+            .one(
+                "SELECT (SELECT count(*) FROM claims WHERE owner = ?1 AND subject = ?2) \
+                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND object_entity = ?2) \
+                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND context_entity = ?2) \
+                 + (SELECT count(*) FROM entity_aliases WHERE owner = ?1 AND entity = ?2) \
+                 + (SELECT count(*) FROM participants WHERE owner = ?1 AND person_entity = ?2) \
+                 + (SELECT count(*) FROM tasks WHERE owner = ?1 AND (assignee = ?2 OR project = ?2)) \
+                 + (SELECT count(*) FROM resource_links WHERE owner = ?1 AND entity = ?2)",
+                params![self.owner, entity],
+                |row| row.get(0),
+            )?
+            .unwrap_or(0))
+    }
+
+    fn insert_claim(&mut self, c: &Claim) -> StoreResult<()> {
+        let d = &c.derived;
+        self.exec(
+            sql!(
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26)"
+            ),
+            params![
+                self.owner, c.id, c.subject, c.predicate, c.object_entity, c.value_text,
+                c.value_json.as_ref().map(|v| v.to_string()), c.value_key, c.context_entity, c.cardinality.as_str(),
+                c.group_key, c.explicit_valid_from.map(|t| t.0), c.explicit_valid_to.map(|t| t.0),
+                c.retracted_at.map(|t| t.0), c.recorded_at.0, d.status.as_str(), d.authority.as_str(),
+                d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0),
+                d.last_observed_at.map(|t| t.0), d.superseded_at.map(|t| t.0), d.superseded_by,
+                d.conflict.map(|r| r.as_str()), d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_claim(&mut self, id: &str) -> StoreResult<Option<Claim>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            claim_row,
+        )
+    }
+
+    fn update_claim_derived(&mut self, id: &str, d: &ClaimDerived) -> StoreResult<()> {
+        let changed = self.exec(
+            "UPDATE claims SET status = ?3, authority = ?4, valid_from = ?5, valid_to = ?6, first_observed_at = ?7, \
+             last_observed_at = ?8, superseded_at = ?9, superseded_by = ?10, conflict = ?11, end_outcome = ?12, \
+             periods = ?13 WHERE owner = ?1 AND id = ?2",
+            params![
+                self.owner, id, d.status.as_str(), d.authority.as_str(), d.valid_from.map(|t| t.0),
+                d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0), d.last_observed_at.map(|t| t.0),
+                d.superseded_at.map(|t| t.0), d.superseded_by, d.conflict.map(|r| r.as_str()),
+                d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
+            ],
+        )?;
+        expect_one(changed, "claim", id)
+    }
+
+    fn update_claim_retracted(&mut self, id: &str, retracted_at: Option<Ts>) -> StoreResult<()> {
+        let changed = self.exec(
+            "UPDATE claims SET retracted_at = ?3 WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id, retracted_at.map(|t| t.0)],
+        )?;
+        expect_one(changed, "claim", id)
+    }
+
+    fn delete_claim(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM claims WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn list_claims_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Claim>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4 ORDER BY id"
+            ),
+            params![self.owner, slot.subject, slot.predicate, slot.context],
+            claim_row,
+        )
+    }
+
+    fn list_claims_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Claim>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id"
+            ),
+            params![self.owner, entity],
+            claim_row,
+        )
+    }
+
+    fn list_claims_mentioning(&mut self, entity: &str) -> StoreResult<Vec<Claim>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND id IN (SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 \
+                 UNION SELECT id FROM claims WHERE owner = ?1 AND context_entity = ?2) ORDER BY predicate, id"
+            ),
+            params![self.owner, entity],
+            claim_row,
+        )
+    }
+
+    fn list_claims(&mut self) -> StoreResult<Vec<Claim>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 ORDER BY id"
+            ),
+            params![self.owner],
+            claim_row,
+        )
+    }
+
+    fn insert_evidence(&mut self, e: &Evidence) -> StoreResult<bool> {
+        let inserted = self.exec(
+            sql!(
+                "INSERT INTO evidence (owner, ",
+                EVIDENCE_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) \
+                 ON CONFLICT (owner, id) DO NOTHING"
+            ),
+            params![
+                self.owner, e.id, e.claim, e.source_kind.as_str(), e.source_id, e.meeting, e.observed_at.0,
+                to_json(&e.segment_ids), e.start_ms, e.end_ms, e.speaker, e.speaker_label,
+                e.attribution.map(|a| a.as_str()), e.quote, e.source_url, e.confidence, e.extraction_run_id,
+                e.kind.as_str(), e.authority.as_str(), e.outcome.map(|o| o.as_str()), e.recorded_at.0
+            ],
+        )?;
+        Ok(inserted == 1)
+    }
+
+    fn list_evidence_by_claim(&mut self, claim: &str) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND claim = ?2 ORDER BY observed_at, start_ms, id"
+            ),
+            params![self.owner, claim],
+            evidence_row,
+        )
+    }
+
+    fn list_evidence_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND meeting = ?2 ORDER BY id"
+            ),
+            params![self.owner, meeting],
+            evidence_row,
+        )
+    }
+
+    fn list_evidence_by_source(
+        &mut self,
+        kind: SourceKind,
+        source_id: &str,
+    ) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!("SELECT ", EVIDENCE_COLUMNS, " FROM evidence WHERE owner = ?1 AND source_kind = ?2 AND source_id = ?3 ORDER BY id"),
+            params![self.owner, kind.as_str(), source_id],
+            evidence_row,
+        )
+    }
+
+    fn list_evidence(&mut self) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 ORDER BY id"
+            ),
+            params![self.owner],
+            evidence_row,
+        )
+    }
+
+    fn delete_evidence(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM evidence WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO claim_supersedes (owner, claim, target, evidence) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT DO NOTHING",
+            params![self.owner, link.claim, link.target, link.evidence],
+        )
+        .map(|_| ())
+    }
+
+    fn list_supersedes_links(&mut self, claim: &str) -> StoreResult<Vec<SupersedesLink>> {
+        self.all(
+            "SELECT claim, target, evidence FROM claim_supersedes WHERE owner = ?1 AND claim = ?2 ORDER BY target, evidence",
+            params![self.owner, claim],
+            |row| Ok(SupersedesLink { claim: row.get(0)?, target: row.get(1)?, evidence: row.get(2)? }),
+        )
+    }
+
+    fn insert_status_change(&mut self, change: &StatusChange) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO claim_status_history (owner, claim, seq, recorded_at, derived) VALUES (?1, ?2, \
+             (SELECT coalesce(max(seq), 0) + 1 FROM claim_status_history WHERE owner = ?1 AND claim = ?2), ?3, ?4)",
+            params![self.owner, change.claim, change.recorded_at.0, to_json(&change.derived)],
+        )
+        .map(|_| ())
+    }
+
+    fn list_status_changes(&mut self, claim: &str) -> StoreResult<Vec<StatusChange>> {
+        self.all(
+            "SELECT claim, recorded_at, derived FROM claim_status_history WHERE owner = ?1 AND claim = ?2 ORDER BY seq",
+            params![self.owner, claim],
+            |row| Ok(StatusChange { claim: row.get(0)?, recorded_at: Ts(row.get(1)?), derived: from_json(row, 2)? }),
+        )
+    }
+
+    fn upsert_resource_link(&mut self, l: &ResourceLink) -> StoreResult<()> {
+        self.exec(
+            sql!(
+                "INSERT INTO resource_links (owner, ",
+                LINK_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
+                 ON CONFLICT (owner, id) DO UPDATE SET title = coalesce(excluded.title, title), \
+                 first_seen_at = min(first_seen_at, excluded.first_seen_at), \
+                 last_seen_at = max(last_seen_at, excluded.last_seen_at)"
+            ),
+            params![
+                self.owner,
+                l.id,
+                l.entity,
+                l.meeting,
+                l.source_kind.as_str(),
+                l.source_id,
+                l.resource_type.as_str(),
+                l.url,
+                l.external_key,
+                l.title,
+                l.provenance.as_str(),
+                l.ingested_status,
+                l.first_seen_at.0,
+                l.last_seen_at.0
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                LINK_COLUMNS,
+                " FROM resource_links WHERE owner = ?1 AND entity = ?2 ORDER BY first_seen_at, id"
+            ),
+            params![self.owner, entity],
+            link_row,
+        )
+    }
+
+    fn list_resource_links_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<ResourceLink>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                LINK_COLUMNS,
+                " FROM resource_links WHERE owner = ?1 AND meeting = ?2 ORDER BY first_seen_at, id"
+            ),
+            params![self.owner, meeting],
+            link_row,
+        )
+    }
+
+    fn delete_resource_link(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM resource_links WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_task(&mut self, t: &Task) -> StoreResult<()> {
+        self.exec(
+            sql!(
+                "INSERT OR REPLACE INTO tasks (owner, ",
+                TASK_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ),
+            params![
+                self.owner,
+                t.id,
+                t.meeting,
+                t.title,
+                t.status.as_str(),
+                t.assignee,
+                t.project,
+                t.due_at.map(|d| d.0),
+                t.evidence.to_string(),
+                t.created_at.0
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_tasks_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Task>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND meeting = ?2 ORDER BY created_at, id"
+            ),
+            params![self.owner, meeting],
+            task_row,
+        )
+    }
+
+    fn list_tasks_by_entity(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND id IN (SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 \
+                 UNION SELECT id FROM tasks WHERE owner = ?1 AND project = ?2) ORDER BY created_at, id"
+            ),
+            params![self.owner, entity],
+            task_row,
+        )
+    }
+
+    fn delete_task(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM tasks WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_run(&mut self, r: &ExtractionRun) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO extraction_runs (owner, id, meeting, content_hash, extractor, revision, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![self.owner, r.id, r.meeting, r.content_hash, r.extractor, r.revision, r.created_at.0],
+        )
+        .map(|_| ())
+    }
+
+    fn find_run(
+        &mut self,
+        meeting: &str,
+        content_hash: &str,
+        extractor: &str,
+    ) -> StoreResult<Option<ExtractionRun>> {
+        self.one(
+            "SELECT id, meeting, content_hash, extractor, revision, created_at FROM extraction_runs \
+             WHERE owner = ?1 AND meeting = ?2 AND content_hash = ?3 AND extractor = ?4",
+            params![self.owner, meeting, content_hash, extractor],
+            |row| {
+                Ok(ExtractionRun {
+                    id: row.get(0)?,
+                    meeting: row.get(1)?,
+                    content_hash: row.get(2)?,
+                    extractor: row.get(3)?,
+                    revision: row.get(4)?,
+                    created_at: Ts(row.get(5)?),
+                })
+            },
+        )
+    }
+
+    fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM extraction_runs WHERE owner = ?1 AND meeting = ?2",
+            params![self.owner, meeting],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_revision(&mut self, r: &Revision) -> StoreResult<()> {
+        self.exec(
+            sql!(
+                "INSERT INTO revisions (owner, ",
+                REVISION_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ),
+            params![
+                self.owner,
+                r.id,
+                r.action.as_str(),
+                r.target,
+                r.secondary,
+                r.before.to_string(),
+                r.after.to_string(),
+                r.created_at.0
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                REVISION_COLUMNS,
+                " FROM revisions WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            revision_row,
+        )
+    }
+
+    fn list_revisions(&mut self, limit: usize) -> StoreResult<Vec<Revision>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                REVISION_COLUMNS,
+                " FROM revisions WHERE owner = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+            ),
+            params![self.owner, limit as i64],
+            revision_row,
+        )
+    }
+
+    fn upsert_suggestion(&mut self, s: &Suggestion) -> StoreResult<()> {
+        self.exec(
+            sql!(
+                "INSERT OR REPLACE INTO suggestions (owner, ",
+                SUGGESTION_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ),
+            params![
+                self.owner,
+                s.id,
+                s.kind,
+                s.status.as_str(),
+                s.target,
+                s.secondary,
+                s.payload.to_string(),
+                s.created_at.0
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_suggestion(&mut self, id: &str) -> StoreResult<Option<Suggestion>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                SUGGESTION_COLUMNS,
+                " FROM suggestions WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            suggestion_row,
+        )
+    }
+
+    fn list_suggestions(&mut self) -> StoreResult<Vec<Suggestion>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                SUGGESTION_COLUMNS,
+                " FROM suggestions WHERE owner = ?1 ORDER BY created_at, id"
+            ),
+            params![self.owner],
+            suggestion_row,
+        )
+    }
+
+    fn delete_suggestion(&mut self, id: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM suggestions WHERE owner = ?1 AND id = ?2",
+            params![self.owner, id],
+        )
+        .map(|_| ())
+    }
+
+    fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()> {
+        self.exec(
+            "INSERT OR REPLACE INTO tags (owner, name, description, ranges) VALUES (?1, ?2, ?3, ?4)",
+            params![self.owner, tag.name, tag.description, tag.ranges.to_string()],
+        )
+        .map(|_| ())
+    }
+
+    fn list_tags(&mut self) -> StoreResult<Vec<Tag>> {
+        self.all(
+            "SELECT name, description, ranges FROM tags WHERE owner = ?1 ORDER BY name",
+            params![self.owner],
+            |row| {
+                Ok(Tag {
+                    name: row.get(0)?,
+                    description: row.get(1)?,
+                    ranges: from_json(row, 2)?,
+                })
+            },
+        )
+    }
+}
+
+fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {
+    if changed == 0 {
+        Err(StoreError::NotFound(format!("{what} {id}")))
+    } else {
+        Ok(())
+    }
+}

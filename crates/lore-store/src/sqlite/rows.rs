@@ -1,0 +1,262 @@
+//! Mapping between SQLite rows and domain values. Enumerations are stored as their snake_case names,
+//! times as milliseconds, lists and maps as JSON text.
+
+use lore_core::model::*;
+use lore_core::Ts;
+use rusqlite::types::{FromSql, Type};
+use rusqlite::Row;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("domain values serialize")
+}
+
+fn conversion_error(index: usize, message: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, Type::Text, message.into())
+}
+
+pub fn from_json<T: DeserializeOwned>(row: &Row, index: usize) -> rusqlite::Result<T> {
+    let text: String = row.get(index)?;
+    serde_json::from_str(&text).map_err(|error| conversion_error(index, error.to_string()))
+}
+
+fn optional_json(row: &Row, index: usize) -> rusqlite::Result<Option<serde_json::Value>> {
+    let text: Option<String> = row.get(index)?;
+    text.map(|text| {
+        serde_json::from_str(&text).map_err(|error| conversion_error(index, error.to_string()))
+    })
+    .transpose()
+}
+
+fn ts(row: &Row, index: usize) -> rusqlite::Result<Ts> {
+    Ok(Ts(row.get(index)?))
+}
+
+fn optional_ts(row: &Row, index: usize) -> rusqlite::Result<Option<Ts>> {
+    Ok(row.get::<_, Option<i64>>(index)?.map(Ts))
+}
+
+/// Reads a stored enumeration name back into its type.
+fn name<T>(row: &Row, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = row.get(index)?;
+    parse(&text).ok_or_else(|| conversion_error(index, format!("unknown value '{text}'")))
+}
+
+fn optional_name<T>(
+    row: &Row,
+    index: usize,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<Option<T>> {
+    let text: Option<String> = row.get(index)?;
+    text.map(|text| {
+        parse(&text).ok_or_else(|| conversion_error(index, format!("unknown value '{text}'")))
+    })
+    .transpose()
+}
+
+fn get<T: FromSql>(row: &Row, index: usize) -> rusqlite::Result<T> {
+    row.get(index)
+}
+
+pub fn meeting_row(row: &Row) -> rusqlite::Result<Meeting> {
+    Ok(Meeting {
+        id: get(row, 0)?,
+        external_id: get(row, 1)?,
+        title: get(row, 2)?,
+        started_at: ts(row, 3)?,
+        ended_at: optional_ts(row, 4)?,
+        platform: get(row, 5)?,
+        series: get(row, 6)?,
+        content_hash: get(row, 7)?,
+    })
+}
+
+pub fn participant_row(row: &Row) -> rusqlite::Result<Participant> {
+    Ok(Participant {
+        meeting: get(row, 0)?,
+        idx: get(row, 1)?,
+        display_name: get(row, 2)?,
+        email: get(row, 3)?,
+        platform_stable_id: get(row, 4)?,
+        device_id: get(row, 5)?,
+        speaker_label: get(row, 6)?,
+        person_entity: get(row, 7)?,
+        excluded: get(row, 8)?,
+    })
+}
+
+pub fn segment_row(row: &Row) -> rusqlite::Result<Segment> {
+    Ok(Segment {
+        meeting: get(row, 0)?,
+        id: get(row, 1)?,
+        seq: get(row, 2)?,
+        start_ms: get(row, 3)?,
+        end_ms: get(row, 4)?,
+        speaker_label: get(row, 5)?,
+        attribution: name(row, 6, Attribution::parse)?,
+        text: get(row, 7)?,
+    })
+}
+
+pub fn note_row(row: &Row) -> rusqlite::Result<Note> {
+    Ok(Note {
+        id: get(row, 0)?,
+        meeting: get(row, 1)?,
+        local_id: get(row, 2)?,
+        created_at: ts(row, 3)?,
+        author: get(row, 4)?,
+        text: get(row, 5)?,
+    })
+}
+
+pub fn attachment_row(row: &Row) -> rusqlite::Result<Attachment> {
+    Ok(Attachment {
+        id: get(row, 0)?,
+        meeting: get(row, 1)?,
+        local_id: get(row, 2)?,
+        kind: name(row, 3, AttachmentKind::parse)?,
+        filename: get(row, 4)?,
+        media_type: get(row, 5)?,
+        sha256: get(row, 6)?,
+        size: get(row, 7)?,
+        created_at: ts(row, 8)?,
+    })
+}
+
+pub fn entity_row(row: &Row) -> rusqlite::Result<Entity> {
+    Ok(Entity {
+        id: get(row, 0)?,
+        kind: name(row, 1, EntityKind::parse)?,
+        canonical_name: get(row, 2)?,
+        manual_name: get(row, 3)?,
+        normalized_key: get(row, 4)?,
+        emails: from_json(row, 5)?,
+        domains: from_json(row, 6)?,
+        external_keys: from_json(row, 7)?,
+        status: name(row, 8, EntityStatus::parse)?,
+        merged_into: get(row, 9)?,
+        do_not_merge_with: from_json(row, 10)?,
+        manual_attributes: from_json(row, 11)?,
+        manual_brief: get(row, 12)?,
+        pinned: get(row, 13)?,
+        scope_meeting: get(row, 14)?,
+        first_observed_at: optional_ts(row, 15)?,
+        last_observed_at: optional_ts(row, 16)?,
+        current_attributes: from_json(row, 17)?,
+        current_brief: get(row, 18)?,
+    })
+}
+
+pub fn claim_row(row: &Row) -> rusqlite::Result<Claim> {
+    Ok(Claim {
+        id: get(row, 0)?,
+        subject: get(row, 1)?,
+        predicate: get(row, 2)?,
+        object_entity: get(row, 3)?,
+        value_text: get(row, 4)?,
+        value_json: optional_json(row, 5)?,
+        value_key: get(row, 6)?,
+        context_entity: get(row, 7)?,
+        cardinality: name(row, 8, Cardinality::parse)?,
+        group_key: get(row, 9)?,
+        explicit_valid_from: optional_ts(row, 10)?,
+        explicit_valid_to: optional_ts(row, 11)?,
+        retracted_at: optional_ts(row, 12)?,
+        recorded_at: ts(row, 13)?,
+        derived: ClaimDerived {
+            status: name(row, 14, ClaimStatus::parse)?,
+            authority: name(row, 15, Authority::parse)?,
+            valid_from: optional_ts(row, 16)?,
+            valid_to: optional_ts(row, 17)?,
+            first_observed_at: optional_ts(row, 18)?,
+            last_observed_at: optional_ts(row, 19)?,
+            superseded_at: optional_ts(row, 20)?,
+            superseded_by: get(row, 21)?,
+            conflict: optional_name(row, 22, ConflictReason::parse)?,
+            end_outcome: optional_name(row, 23, Outcome::parse)?,
+            periods: from_json(row, 24)?,
+        },
+    })
+}
+
+pub fn evidence_row(row: &Row) -> rusqlite::Result<Evidence> {
+    Ok(Evidence {
+        id: get(row, 0)?,
+        claim: get(row, 1)?,
+        source_kind: name(row, 2, SourceKind::parse)?,
+        source_id: get(row, 3)?,
+        meeting: get(row, 4)?,
+        observed_at: ts(row, 5)?,
+        segment_ids: from_json(row, 6)?,
+        start_ms: get(row, 7)?,
+        end_ms: get(row, 8)?,
+        speaker: get(row, 9)?,
+        speaker_label: get(row, 10)?,
+        attribution: optional_name(row, 11, Attribution::parse)?,
+        quote: get(row, 12)?,
+        source_url: get(row, 13)?,
+        confidence: get(row, 14)?,
+        extraction_run_id: get(row, 15)?,
+        kind: name(row, 16, EvidenceKind::parse)?,
+        authority: name(row, 17, Authority::parse)?,
+        outcome: optional_name(row, 18, Outcome::parse)?,
+        recorded_at: ts(row, 19)?,
+    })
+}
+
+pub fn link_row(row: &Row) -> rusqlite::Result<ResourceLink> {
+    Ok(ResourceLink {
+        id: get(row, 0)?,
+        entity: get(row, 1)?,
+        meeting: get(row, 2)?,
+        source_kind: name(row, 3, SourceKind::parse)?,
+        source_id: get(row, 4)?,
+        resource_type: name(row, 5, ResourceType::parse)?,
+        url: get(row, 6)?,
+        external_key: get(row, 7)?,
+        title: get(row, 8)?,
+        provenance: name(row, 9, LinkProvenance::parse)?,
+        ingested_status: get(row, 10)?,
+        first_seen_at: ts(row, 11)?,
+        last_seen_at: ts(row, 12)?,
+    })
+}
+
+pub fn task_row(row: &Row) -> rusqlite::Result<Task> {
+    Ok(Task {
+        id: get(row, 0)?,
+        meeting: get(row, 1)?,
+        title: get(row, 2)?,
+        status: name(row, 3, TaskStatus::parse)?,
+        assignee: get(row, 4)?,
+        project: get(row, 5)?,
+        due_at: optional_ts(row, 6)?,
+        evidence: from_json(row, 7)?,
+        created_at: ts(row, 8)?,
+    })
+}
+
+pub fn revision_row(row: &Row) -> rusqlite::Result<Revision> {
+    Ok(Revision {
+        id: get(row, 0)?,
+        action: name(row, 1, RevisionAction::parse)?,
+        target: get(row, 2)?,
+        secondary: get(row, 3)?,
+        before: from_json(row, 4)?,
+        after: from_json(row, 5)?,
+        created_at: ts(row, 6)?,
+    })
+}
+
+pub fn suggestion_row(row: &Row) -> rusqlite::Result<Suggestion> {
+    Ok(Suggestion {
+        id: get(row, 0)?,
+        kind: get(row, 1)?,
+        status: name(row, 2, SuggestionStatus::parse)?,
+        target: get(row, 3)?,
+        secondary: get(row, 4)?,
+        payload: from_json(row, 5)?,
+        created_at: ts(row, 6)?,
+    })
+}
