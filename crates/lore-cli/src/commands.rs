@@ -43,6 +43,8 @@ pub enum Command {
     },
     /// List entities (provisional ones included)
     Entities,
+    /// List meetings with their segment, note and evidence counts
+    Meetings,
     /// Show an entity: its current view, or its history
     Show {
         /// An id, an email, kind:key (project:atlas), or an unambiguous name
@@ -188,6 +190,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Entities => {
             let rows = open_engine(&cli.db)?.list_entities(&owner)?;
             output::print_value(cli.json, &rows, |_| output::entity_table(&rows));
+        }
+        Command::Meetings => {
+            let rows = open_engine(&cli.db)?.list_meetings(&owner)?;
+            output::print_value(cli.json, &rows, |rows| {
+                rows.iter()
+                    .map(|m| {
+                        format!(
+                            "{}  {}  {} ({} segments, {} evidence)",
+                            &m.started_at.to_rfc3339()[..10],
+                            m.external_id,
+                            m.title,
+                            m.segments,
+                            m.evidence
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
         }
         Command::Show {
             entity,

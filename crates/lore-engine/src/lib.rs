@@ -21,7 +21,9 @@ pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
-pub use views::{ClaimView, EntityRow, EntityView, EvidenceView, NamedRef, ShowOptions};
+pub use views::{
+    ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
+};
 
 pub type EngineResult<T> = Result<T, EngineError>;
 

@@ -28,6 +28,18 @@ pub struct EntityRow {
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MeetingRow {
+    pub id: String,
+    pub external_id: String,
+    pub title: String,
+    pub started_at: Ts,
+    pub participants: usize,
+    pub segments: usize,
+    pub notes: usize,
+    pub evidence: usize,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct NamedRef {
     pub id: String,
     pub kind: EntityKind,
@@ -136,6 +148,26 @@ impl Engine {
         self.read(owner, |tx| {
             let entity = find_entity(tx, entity)?;
             entity_view(tx, &entity, options, now)
+        })
+    }
+
+    /// Every meeting with how much of it is stored.
+    pub fn list_meetings(&self, owner: &str) -> EngineResult<Vec<MeetingRow>> {
+        self.read(owner, |tx| {
+            let mut rows = Vec::new();
+            for meeting in tx.list_meetings()? {
+                rows.push(MeetingRow {
+                    segments: tx.list_segments(&meeting.id)?.len(),
+                    notes: tx.list_notes(&meeting.id)?.len(),
+                    participants: tx.list_participants(&meeting.id)?.len(),
+                    evidence: tx.list_evidence_by_meeting(&meeting.id)?.len(),
+                    id: meeting.id,
+                    external_id: meeting.external_id,
+                    title: meeting.title,
+                    started_at: meeting.started_at,
+                });
+            }
+            Ok(rows)
         })
     }
 

@@ -393,31 +393,39 @@ fn read_attachment_path(
 ) -> Option<PathBuf> {
     let relative = reader.optional_string(map, path, "path")?;
     let relative_path = Path::new(&relative);
-    let stays_inside = relative_path
-        .components()
-        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
-        && !relative.starts_with('/')
-        && !relative.starts_with('\\');
+    // Backslashes count as separators too, so that `..\\x` written on Windows cannot escape either.
+    let stays_inside = !relative.starts_with(['/', '\\'])
+        && !relative.split(['/', '\\']).any(|part| part == "..")
+        && relative_path
+            .components()
+            .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
     if !stays_inside {
-        reader.fail(
-            child(path, "path"),
-            "path must stay inside the bundle's folder",
-        );
+        reader.fail(child(path, "path"), OUTSIDE_FOLDER);
         return None;
     }
-    match base_dir {
-        None => Some(relative_path.to_path_buf()),
-        Some(base) => {
-            let full = base.join(relative_path);
-            if full.is_file() {
-                Some(full)
-            } else {
-                reader.fail(child(path, "path"), format!("file not found: {relative}"));
-                None
-            }
+    let Some(base) = base_dir else {
+        return Some(relative_path.to_path_buf());
+    };
+    let full = base.join(relative_path);
+    if !full.is_file() {
+        reader.fail(child(path, "path"), format!("file not found: {relative}"));
+        return None;
+    }
+    // A symbolic link inside the folder must not lead out of it.
+    match (full.canonicalize(), base.canonicalize()) {
+        (Ok(real_file), Ok(real_base)) if real_file.starts_with(&real_base) => Some(full),
+        (Ok(_), Ok(_)) => {
+            reader.fail(child(path, "path"), OUTSIDE_FOLDER);
+            None
+        }
+        _ => {
+            reader.fail(child(path, "path"), format!("file not found: {relative}"));
+            None
         }
     }
 }
+
+const OUTSIDE_FOLDER: &str = "path must stay inside the bundle's folder";
 
 /// The media type implied by a filename's extension.
 fn guess_media_type(filename: &str) -> &'static str {
@@ -666,10 +674,11 @@ fn read_entity(reader: &mut Reader, value: &Value, path: &str) -> Option<EntityR
         {
             Some((local_part, _)) => local_part.to_string(),
             None => {
-                // Report a missing name only when the field is absent or blank, not when it had the wrong type.
-                if map.get("name").and_then(Value::as_str).is_some() || field(map, "name").is_none()
-                {
-                    let message = if kind == EntityKind::Person && field(map, "email").is_none() {
+                // A wrong-typed name or an invalid email was already reported; one error is enough.
+                let email_given = kind == EntityKind::Person && field(map, "email").is_some();
+                let name_wrong_type = field(map, "name").is_some_and(|name| !name.is_string());
+                if !email_given && !name_wrong_type {
+                    let message = if kind == EntityKind::Person {
                         "missing required field (a person needs a name or an email)"
                     } else {
                         "missing required field"

@@ -101,3 +101,14 @@ fn bundle_cases_match_expected_files() {
         failures.join("\n\n")
     );
 }
+
+#[test]
+fn content_hash_ignores_key_order_and_white_space() {
+    let registry = Registry::builtin();
+    let compact = r#"{"meeting":{"external_id":"m","started_at":"2026-11-09"},"segments":[{"id":"s1","start_ms":0,"text":"Hi."}]}"#;
+    let reordered = "{\n  \"segments\": [ {\"text\": \"Hi.\", \"start_ms\": 0, \"id\": \"s1\"} ],\n  \"meeting\": {\"started_at\": \"2026-11-09\", \"external_id\": \"m\"}\n}\n";
+    let changed = compact.replace("Hi.", "Hi!");
+    let hash = |json: &str| parse_bundle(json, &registry, None).map(|bundle| bundle.content_hash);
+    assert_eq!(hash(compact), hash(reordered));
+    assert_ne!(hash(compact), hash(&changed));
+}

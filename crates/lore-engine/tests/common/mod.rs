@@ -1,0 +1,57 @@
+//! Helpers shared by the engine's integration tests.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use lore_core::Ts;
+use lore_engine::Engine;
+use lore_store::SqliteStore;
+
+/// A settable clock for tests.
+#[derive(Clone)]
+pub struct TestClock(pub Arc<Mutex<Ts>>);
+
+impl TestClock {
+    pub fn new(at: &str) -> TestClock {
+        TestClock(Arc::new(Mutex::new(
+            Ts::parse(at).expect("valid test time"),
+        )))
+    }
+
+    pub fn set(&self, at: Ts) {
+        *self.0.lock().unwrap() = at;
+    }
+}
+
+/// An engine over a real SQLite file in a fresh temporary folder.
+pub fn file_engine(clock: &TestClock) -> (Engine, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::open(&dir.path().join("lore.db")).expect("open sqlite");
+    let shared = clock.0.clone();
+    let engine = Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()));
+    (engine, dir)
+}
+
+/// An engine over a private in-memory SQLite database (fast, for property tests).
+pub fn memory_engine(clock: &TestClock) -> Engine {
+    let store = SqliteStore::open_in_memory(std::env::temp_dir().join("lore-test-blobs"))
+        .expect("open sqlite");
+    let shared = clock.0.clone();
+    Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()))
+}
+
+pub fn examples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/meetings")
+}
+
+/// Fails with every violation when stored state differs from a rebuild from scratch.
+pub fn assert_consistent(engine: &Engine, owner: &str, context: &str) {
+    let problems = lore_engine::check_invariants(engine, owner).expect("invariant check runs");
+    assert!(
+        problems.is_empty(),
+        "{context}: invariants violated:\n{}",
+        problems.join("\n")
+    );
+}

@@ -1,0 +1,409 @@
+//! Lifecycle scenarios as data: each file in `tests/scenarios/` is a sequence of steps (ingest, edit,
+//! delete, set the clock) with the expected state after them, citing the rules it covers. After every
+//! step the invariant check runs: stored state must equal a rebuild from scratch.
+//!
+//! A compact meeting step is expanded into a full bundle (SPEC 5.1):
+//! `{"meeting": "m1", "at": "2026-01-05T10:00:00Z", "people": {"alice": "alice@acme.com", "sam": null},
+//!   "says": [{"who": "alice", "ms": 0, "text": "...", "claims": [{"subject": "alice", ...}]}]}`
+//! Subjects and objects are a person key from `people`, or `project:KEY`, `concept:KEY`, `company:DOMAIN`.
+
+mod common;
+
+use std::path::Path;
+
+use lore_core::Ts;
+use lore_engine::{Engine, ManualClaim, ShowOptions, SourceRef};
+use serde_json::{json, Map, Value};
+
+use common::{assert_consistent, file_engine, TestClock};
+
+const OWNER: &str = "scenario-owner";
+
+fn person_name(key: &str) -> String {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>() + chars.as_str())
+        .unwrap_or_default()
+}
+
+fn entity_ref(text: &str, people: &Map<String, Value>) -> Value {
+    if let Some((kind, key)) = text.split_once(':') {
+        return match kind {
+            "company" => {
+                json!({"kind": "company", "name": person_name(key.split('.').next().unwrap_or(key)), "domain": key})
+            }
+            "company-name" => json!({"kind": "company", "name": key}),
+            _ => json!({"kind": kind, "name": person_name(&key.replace('-', " ")), "key": key}),
+        };
+    }
+    match people.get(text) {
+        Some(Value::String(email)) => {
+            json!({"kind": "person", "name": person_name(text), "email": email})
+        }
+        Some(_) => json!({"kind": "person", "name": person_name(text)}),
+        None => panic!("scenario names unknown person '{text}'"),
+    }
+}
+
+/// Expands a compact meeting step into bundle JSON.
+fn expand_meeting(step: &Value, state: &ScenarioState) -> Value {
+    let people = step["people"].as_object().cloned().unwrap_or_default();
+    let participants: Vec<Value> = people
+        .iter()
+        .map(|(key, email)| {
+            let mut participant = json!({"display_name": person_name(key), "speaker_label": key});
+            if let Value::String(email) = email {
+                participant["email"] = json!(email);
+            }
+            participant
+        })
+        .collect();
+    let mut segments = Vec::new();
+    let mut claims = Vec::new();
+    for (index, said) in step["says"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let segment_id = format!("s{index}");
+        let mut segment = json!({"id": segment_id, "start_ms": said["ms"].as_i64().unwrap_or(index as i64 * 1000),
+                                 "speaker": said["who"], "text": said["text"]});
+        if let Some(attribution) = said.get("attribution") {
+            segment["attribution"] = attribution.clone();
+        }
+        segments.push(segment);
+        for claim in said["claims"].as_array().cloned().unwrap_or_default() {
+            let mut candidate = Map::new();
+            for (key, value) in claim.as_object().expect("claim object") {
+                match key.as_str() {
+                    "subject" | "object" | "context" => {
+                        candidate.insert(
+                            key.clone(),
+                            entity_ref(value.as_str().expect("entity text"), &people),
+                        );
+                    }
+                    "supersedes_value" => {
+                        let subject = claim["subject"].as_str().expect("subject");
+                        let target = state.claim_id(
+                            subject,
+                            &people,
+                            claim["predicate"].as_str().unwrap(),
+                            value.as_str().unwrap(),
+                        );
+                        candidate.insert("supersedes".into(), json!([target]));
+                    }
+                    _ => {
+                        candidate.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            candidate.insert("evidence".into(), json!({"segment_ids": [segment_id]}));
+            candidates_push(&mut claims, candidate);
+        }
+    }
+    let mut bundle = json!({
+        "meeting": {"external_id": step["meeting"], "title": step.get("title").cloned().unwrap_or(step["meeting"].clone()),
+                    "started_at": step["at"]},
+        "participants": participants, "segments": segments, "claims": claims,
+    });
+    if let Some(notes) = step.get("notes") {
+        bundle["notes"] = notes.clone();
+    }
+    bundle
+}
+
+fn candidates_push(claims: &mut Vec<Value>, candidate: Map<String, Value>) {
+    claims.push(Value::Object(candidate));
+}
+
+struct ScenarioState<'a> {
+    engine: &'a Engine,
+}
+
+impl ScenarioState<'_> {
+    fn view(&self, entity: &str) -> Option<lore_engine::EntityView> {
+        self.engine
+            .show(
+                OWNER,
+                entity,
+                &ShowOptions {
+                    history: true,
+                    include_provisional: true,
+                },
+            )
+            .ok()
+    }
+
+    fn claim_id(
+        &self,
+        subject: &str,
+        people: &Map<String, Value>,
+        predicate: &str,
+        value: &str,
+    ) -> String {
+        let reference = entity_ref(subject, people);
+        let handle = reference["email"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| subject.to_string());
+        let view = self
+            .view(&handle)
+            .unwrap_or_else(|| panic!("no entity {handle}"));
+        find_claim(&view, predicate, value, None)
+            .unwrap_or_else(|| panic!("no claim {predicate}={value}"))
+            .id
+            .clone()
+    }
+}
+
+fn claim_value(claim: &lore_engine::ClaimView) -> String {
+    claim
+        .object
+        .as_ref()
+        .map(|o| o.name.clone())
+        .or_else(|| claim.value.clone())
+        .unwrap_or_default()
+}
+
+fn find_claim<'v>(
+    view: &'v lore_engine::EntityView,
+    predicate: &str,
+    value: &str,
+    due_at: Option<&str>,
+) -> Option<&'v lore_engine::ClaimView> {
+    view.claims.iter().find(|claim| {
+        claim.predicate == predicate
+            && claim_value(claim).eq_ignore_ascii_case(value)
+            && due_at.is_none_or(|due| claim.due_at == Ts::parse(due).ok())
+    })
+}
+
+fn check_expectation(state: &ScenarioState, expect: &Value, context: &str) {
+    let entity = expect["entity"].as_str().expect("expect.entity");
+    if expect.get("absent") == Some(&json!(true)) {
+        assert!(
+            state.view(entity).is_none(),
+            "{context}: entity {entity} should be gone"
+        );
+        return;
+    }
+    let view = state
+        .view(entity)
+        .unwrap_or_else(|| panic!("{context}: entity {entity} not found"));
+    for expected in expect["claims"].as_array().cloned().unwrap_or_default() {
+        let predicate = expected["predicate"].as_str().expect("predicate");
+        let value = expected["value"].as_str().expect("value");
+        let claim = find_claim(&view, predicate, value, expected["due_at"].as_str());
+        if expected.get("exists") == Some(&json!(false)) {
+            assert!(
+                claim.is_none(),
+                "{context}: claim {predicate}={value} should not exist"
+            );
+            continue;
+        }
+        let claim = claim.unwrap_or_else(|| {
+            let known: Vec<String> = view
+                .claims
+                .iter()
+                .map(|c| format!("{}={}", c.predicate, claim_value(c)))
+                .collect();
+            panic!("{context}: no claim {predicate}={value} on {entity}; has {known:?}")
+        });
+        let actual = serde_json::to_value(claim).unwrap();
+        for (field, wanted) in expected.as_object().unwrap() {
+            match field.as_str() {
+                "predicate" | "value" | "due_at" | "exists" => {}
+                "evidence_count" => assert_eq!(
+                    claim.evidence.len() as u64,
+                    wanted.as_u64().unwrap(),
+                    "{context}: {predicate}={value} evidence count"
+                ),
+                "superseded_by_value" => {
+                    let successor = view
+                        .claims
+                        .iter()
+                        .find(|c| Some(&c.id) == claim.superseded_by.as_ref());
+                    assert_eq!(
+                        successor.map(claim_value).as_deref(),
+                        wanted.as_str(),
+                        "{context}: {predicate}={value} superseded_by"
+                    );
+                }
+                "periods" => assert_eq!(
+                    claim.periods.len() as u64,
+                    wanted.as_u64().unwrap(),
+                    "{context}: {predicate}={value} periods"
+                ),
+                other => assert_eq!(
+                    &actual[other], wanted,
+                    "{context}: {predicate}={value} field {other}"
+                ),
+            }
+        }
+    }
+    if let Some(attributes) = expect.get("attributes").and_then(Value::as_object) {
+        for (key, wanted) in attributes {
+            assert_eq!(
+                view.entity.attributes.get(key),
+                Some(wanted),
+                "{context}: attribute {key} of {entity}"
+            );
+        }
+    }
+    if let Some(status) = expect.get("status") {
+        assert_eq!(
+            &json!(view.entity.status),
+            status,
+            "{context}: status of {entity}"
+        );
+    }
+    if let Some(weight) = expect.get("topic_weight").and_then(Value::as_f64) {
+        assert!(
+            (view.entity.topic_weight - weight).abs() < 1e-3,
+            "{context}: topic weight {}",
+            view.entity.topic_weight
+        );
+    }
+}
+
+fn run_scenario(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let scenario: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.file_stem().unwrap().to_string_lossy().to_string();
+    let clock = TestClock::new(scenario["now"].as_str().unwrap_or("2026-12-01T00:00:00Z"));
+    let (engine, _dir) = file_engine(&clock);
+    let state = ScenarioState { engine: &engine };
+    for (index, step) in scenario["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .enumerate()
+    {
+        let context = format!("{name} step {index}");
+        if let Some(now) = step.get("now") {
+            clock.set(Ts::parse(now.as_str().unwrap()).unwrap());
+        }
+        if step.get("meeting").is_some() || step.get("bundle").is_some() {
+            let bundle = step
+                .get("bundle")
+                .cloned()
+                .unwrap_or_else(|| expand_meeting(step, &state));
+            let parsed = lore_ingest::parse_bundle(&bundle.to_string(), engine.registry(), None);
+            match (parsed, step.get("error")) {
+                (Ok(bundle), None) => {
+                    let report = engine
+                        .ingest_bundle(OWNER, &bundle)
+                        .unwrap_or_else(|e| panic!("{context}: {e}"));
+                    if let Some(wanted) = step.get("outcome") {
+                        assert_eq!(&json!(report.outcome), wanted, "{context}: ingest outcome");
+                    }
+                    if let Some(wanted) = step.get("rejected") {
+                        assert_eq!(
+                            report.rejected as u64,
+                            wanted.as_u64().unwrap(),
+                            "{context}: rejected candidates"
+                        );
+                    }
+                }
+                (Err(errors), Some(wanted)) => {
+                    let text = errors.to_string();
+                    assert!(
+                        text.contains(wanted.as_str().unwrap()),
+                        "{context}: error {text:?} lacks {wanted}"
+                    );
+                }
+                (Ok(_), Some(wanted)) => panic!("{context}: expected error {wanted}"),
+                (Err(errors), None) => panic!("{context}: bundle rejected: {errors}"),
+            }
+        }
+        if let Some(meeting) = step.get("delete_meeting").and_then(Value::as_str) {
+            engine
+                .delete_source(OWNER, SourceRef::Meeting(meeting))
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+        }
+        if let Some(manual) = step.get("manual") {
+            let field = |name: &str| manual.get(name).and_then(Value::as_str).map(str::to_string);
+            engine
+                .add_manual_claim(
+                    OWNER,
+                    &ManualClaim {
+                        entity: field("entity").unwrap(),
+                        predicate: field("predicate").unwrap(),
+                        value: field("value"),
+                        object: field("object"),
+                        context: field("context"),
+                        due_at: field("due_at").map(|d| Ts::parse(&d).unwrap()),
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+        }
+        if let Some(retract) = step.get("retract") {
+            let entity = retract["entity"].as_str().unwrap();
+            let view = state.view(entity).unwrap();
+            let claim = find_claim(
+                &view,
+                retract["predicate"].as_str().unwrap(),
+                retract["value"].as_str().unwrap(),
+                None,
+            )
+            .unwrap_or_else(|| panic!("{context}: nothing to retract"));
+            engine
+                .retract_claim(OWNER, &claim.id)
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+        }
+        assert_consistent(&engine, OWNER, &context);
+        for expect in step["expect"].as_array().cloned().unwrap_or_default() {
+            check_expectation(&state, &expect, &context);
+        }
+        if let Some(wanted) = step.get("suggestions").and_then(Value::as_object) {
+            let suggestions = engine.list_suggestions(OWNER).unwrap();
+            for (kind, count) in wanted {
+                let actual = suggestions.iter().filter(|s| &s.kind == kind).count() as u64;
+                assert_eq!(
+                    actual,
+                    count.as_u64().unwrap(),
+                    "{context}: {kind} suggestions"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn lifecycle_scenarios() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 14,
+        "expected the full scenario suite, found {}",
+        files.len()
+    );
+    let mut covered = std::collections::BTreeSet::new();
+    for file in &files {
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        covered.extend(
+            scenario["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap().to_string()),
+        );
+        run_scenario(file);
+    }
+    for rule in [
+        "L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "L9", "L10", "L11", "L12", "L13", "L19",
+        "L21",
+    ] {
+        assert!(covered.contains(rule), "no scenario covers {rule}");
+    }
+}
