@@ -1233,7 +1233,7 @@ fn luhn_ok(digits: &str) -> bool {
         }
         sum += d;
     }
-    !digits.is_empty() && sum % 10 == 0
+    !digits.is_empty() && sum.is_multiple_of(10)
 }
 
 /// The card issuer whose prefix and length match an ASCII digit string.

@@ -81,20 +81,24 @@ fn dump(tx: &mut dyn Tx) -> EngineResult<Value> {
     let mut evidence = Vec::new();
     for claim in tx.list_claims()? {
         let mut value = json!(claim);
-        value.as_object_mut().map(|o| o.remove("recorded_at"));
+        if let Some(object) = value.as_object_mut() {
+            object.remove("recorded_at");
+        }
         if claim.retracted_at.is_some() {
             value["retracted_at"] = json!(true);
         }
         claims.push(value);
         for row in tx.list_evidence_by_claim(&claim.id)? {
             let mut value = json!(row);
-            value.as_object_mut().map(|o| o.remove("recorded_at"));
+            if let Some(object) = value.as_object_mut() {
+                object.remove("recorded_at");
+            }
             if row.source_kind == SourceKind::Manual {
-                value.as_object_mut().map(|o| {
-                    o.remove("id");
-                    o.remove("source_id");
-                    o.remove("observed_at");
-                });
+                if let Some(object) = value.as_object_mut() {
+                    for transaction_specific in ["id", "source_id", "observed_at"] {
+                        object.remove(transaction_specific);
+                    }
+                }
             }
             evidence.push(value);
         }
