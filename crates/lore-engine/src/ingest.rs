@@ -603,6 +603,38 @@ fn store_candidate(
             serde_json::to_value(&evidence).ok(),
         );
     }
+    if matches!(definition.object, ObjectSpec::Resource) {
+        if let Some(normalized) = candidate
+            .value
+            .as_deref()
+            .and_then(|url| lore_ingest::normalize_url(url).ok())
+        {
+            let link = ResourceLink {
+                id: short_id(
+                    "l_",
+                    &[&context.meeting.id, &resolved.subject, &normalized.url],
+                ),
+                entity: Some(resolved.subject.clone()),
+                meeting: Some(context.meeting.id.clone()),
+                source_kind: SourceKind::Meeting,
+                source_id: context.meeting.id.clone(),
+                resource_type: normalized.resource_type,
+                url: normalized.url,
+                external_key: normalized.external_key,
+                title: None,
+                provenance: LinkProvenance::TranscriptMention,
+                ingested_status: "url_only".into(),
+                first_seen_at: evidence.observed_at,
+                last_seen_at: evidence.observed_at,
+            };
+            tx.upsert_resource_link(&link)?;
+            changes.record(
+                format!("resource_link:{}", link.id),
+                None,
+                serde_json::to_value(&link).ok(),
+            );
+        }
+    }
     for target in &candidate.supersedes {
         tx.insert_supersedes_link(&SupersedesLink {
             claim: claim.id.clone(),

@@ -122,9 +122,6 @@ pub fn resolve(
                 None,
                 serde_json::to_value(&entity).ok(),
             );
-            if status == EntityStatus::Provisional {
-                suggest_same_name_merges(tx, &entity, scope.map_or(Ts(0), |s| s.observed_at))?;
-            }
             id
         }
     };
@@ -150,31 +147,58 @@ fn record_alias(
         meeting: scope.meeting_id.to_string(),
         observed_at: scope.observed_at,
     })?;
-    Ok(())
+    suggest_same_name_merges(tx, entity, name, scope.observed_at)
 }
 
-/// L15: a provisional, name-only entity that shares a name with another entity raises a merge
-/// suggestion — never a merge.
-fn suggest_same_name_merges(tx: &mut dyn Tx, entity: &Entity, now: Ts) -> EngineResult<()> {
-    for other in tx.list_entities_by_alias_key(&value_key(&entity.canonical_name))? {
+/// L15: a provisional, name-only entity that shares a name with another entity of its kind raises a
+/// merge suggestion — never a merge. Checked whenever a name is recorded, from either side, so the
+/// queue does not depend on which meeting arrived first (L14).
+fn suggest_same_name_merges(
+    tx: &mut dyn Tx,
+    entity_id: &str,
+    name: &str,
+    now: Ts,
+) -> EngineResult<()> {
+    let Some(entity) = tx.find_entity(entity_id)? else {
+        return Ok(());
+    };
+    for other in tx.list_entities_by_alias_key(&value_key(name))? {
         if other == entity.id || entity.do_not_merge_with.contains(&other) {
             continue;
         }
         let Some(other_entity) = tx.find_entity(&other)? else {
             continue;
         };
-        if other_entity.kind != entity.kind {
+        let provisional = [&entity, &other_entity]
+            .into_iter()
+            .filter(|e| e.status == EntityStatus::Provisional)
+            .count();
+        if other_entity.kind != entity.kind
+            || provisional == 0
+            || other_entity.do_not_merge_with.contains(&entity.id)
+        {
             continue;
         }
-        tx.upsert_suggestion(&Suggestion {
-            id: short_id("s_", &["entity_merge", &entity.id, &other]),
-            kind: "entity_merge".into(),
-            status: SuggestionStatus::Open,
-            target: entity.id.clone(),
-            secondary: Some(other.clone()),
-            payload: json!({"name": entity.canonical_name, "reason": "same display name"}),
-            created_at: now,
-        })?;
+        // The provisional side is the one to fold in; with two provisional entities, the smaller id.
+        let (target, secondary) = if entity.status == EntityStatus::Provisional
+            && (other_entity.status != EntityStatus::Provisional || entity.id < other_entity.id)
+        {
+            (&entity, &other_entity)
+        } else {
+            (&other_entity, &entity)
+        };
+        let id = short_id("s_", &["entity_merge", &target.id, &secondary.id]);
+        if tx.find_suggestion(&id)?.is_none() {
+            tx.upsert_suggestion(&Suggestion {
+                id,
+                kind: "entity_merge".into(),
+                status: SuggestionStatus::Open,
+                target: target.id.clone(),
+                secondary: Some(secondary.id.clone()),
+                payload: json!({"name": name.trim(), "reason": "same display name"}),
+                created_at: now,
+            })?;
+        }
     }
     Ok(())
 }

@@ -42,13 +42,19 @@ fn apply(engine: &Engine, bundles: &[Bundle], ops: &[Op]) -> BTreeSet<usize> {
     for op in ops {
         match *op {
             Op::Ingest(index) => {
-                engine.ingest_bundle(OWNER, &bundles[index]).expect("ingest");
+                engine
+                    .ingest_bundle(OWNER, &bundles[index])
+                    .expect("ingest");
                 present.insert(index);
             }
             Op::Delete(index) => {
                 let external_id = &bundles[index].meeting.external_id;
                 let deleted = engine.delete_source(OWNER, SourceRef::Meeting(external_id));
-                assert_eq!(deleted.is_ok(), present.remove(&index), "delete of {external_id}");
+                assert_eq!(
+                    deleted.is_ok(),
+                    present.remove(&index),
+                    "delete of {external_id}"
+                );
             }
         }
     }
@@ -95,7 +101,10 @@ fn l14_reverse_order_equals_file_order() {
     let engine = memory_engine(&clock);
     let ops: Vec<Op> = (0..bundles.len()).rev().map(Op::Ingest).collect();
     let present = apply(&engine, &bundles, &ops);
-    assert_eq!(state_dump(&engine, OWNER).unwrap(), reference_dump(&bundles, &present));
+    assert_eq!(
+        state_dump(&engine, OWNER).unwrap(),
+        reference_dump(&bundles, &present)
+    );
 }
 
 #[test]
@@ -107,15 +116,34 @@ fn l13_l14_deleting_everything_leaves_nothing() {
     ops.extend((0..bundles.len()).map(Op::Delete));
     apply(&engine, &bundles, &ops);
     let dump = state_dump(&engine, OWNER).unwrap();
-    for table in ["entities", "claims", "evidence", "aliases", "links", "tasks", "suggestions"] {
+    for table in [
+        "entities",
+        "claims",
+        "evidence",
+        "aliases",
+        "links",
+        "tasks",
+        "suggestions",
+    ] {
         assert_eq!(dump[table], serde_json::json!([]), "{table} left behind");
     }
 }
 
 fn first_difference(actual: &serde_json::Value, expected: &serde_json::Value) -> String {
-    for table in ["entities", "claims", "evidence", "aliases", "links", "tasks", "suggestions"] {
+    for table in [
+        "entities",
+        "claims",
+        "evidence",
+        "aliases",
+        "links",
+        "tasks",
+        "suggestions",
+    ] {
         if actual[table] != expected[table] {
-            let (a, e) = (actual[table].as_array().unwrap(), expected[table].as_array().unwrap());
+            let (a, e) = (
+                actual[table].as_array().unwrap(),
+                expected[table].as_array().unwrap(),
+            );
             for (x, y) in a.iter().zip(e.iter()) {
                 if x != y {
                     return format!("{table}:\n  actual   {x}\n  expected {y}");
