@@ -8,6 +8,7 @@ use std::path::Path;
 use lore_core::model::*;
 use lore_core::Ts;
 
+pub mod conformance;
 mod sqlite;
 
 pub use sqlite::SqliteStore;
