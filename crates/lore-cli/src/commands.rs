@@ -390,7 +390,7 @@ fn ingest(engine: &Engine, owner: &str, paths: &[PathBuf], json: bool) -> anyhow
         }));
     } else {
         for report in &reports {
-            println!(
+            crate::output::emit_line!(
                 "{:<10} {}  revision {}  ({} claims{})",
                 format!("{:?}", report.outcome).to_lowercase(),
                 report.external_id,
@@ -470,11 +470,11 @@ fn demo(db: &str, owner: &str, examples: Option<PathBuf>, json: bool) -> anyhow:
     if json {
         output::print_json(&serde_json::json!({"database": db, "entities": views}));
     } else {
-        println!("Ingested {} meetings into {db}.\n", files.len());
+        crate::output::emit_line!("Ingested {} meetings into {db}.\n", files.len());
         for view in &views {
-            println!("{}", view.entity.brief);
+            crate::output::emit_line!("{}", view.entity.brief);
         }
-        println!("\nTry: lore --db {db} show alice@northwind.io --history");
+        crate::output::emit_line!("\nTry: lore --db {db} show alice@northwind.io --history");
     }
     Ok(ExitCode::SUCCESS)
 }

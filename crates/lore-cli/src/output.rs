@@ -6,9 +6,27 @@ use lore_core::model::Suggestion;
 use lore_engine::{EntityRow, EntityView};
 use serde::Serialize;
 
+/// Writes one line to stdout; a closed pipe (`lore ... | head`) ends the program quietly.
+pub fn write_stdout_line(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write output: {error}");
+        std::process::exit(1);
+    }
+}
+
+macro_rules! emit_line {
+    ($($arg:tt)*) => { $crate::output::write_stdout_line(&format!($($arg)*)) };
+}
+pub(crate) use emit_line;
+
 pub fn print_json<T: Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => crate::output::emit_line!("{text}"),
         Err(error) => eprintln!("error: cannot render JSON: {error}"),
     }
 }
@@ -20,7 +38,7 @@ pub fn print_value<T: Serialize>(json: bool, value: &T, render: impl FnOnce(&T) 
     } else {
         let text = render(value);
         if !text.is_empty() {
-            println!("{text}");
+            crate::output::emit_line!("{text}");
         }
     }
 }

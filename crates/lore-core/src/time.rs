@@ -38,9 +38,12 @@ impl Ts {
                 return Ok(Ts(Utc.from_utc_datetime(&midnight).timestamp_millis()));
             }
         }
-        Err(TimeParseError {
-            input: input.to_string(),
-        })
+        // Name the input, but never echo a huge value back.
+        let mut shown: String = input.chars().take(64).collect();
+        if shown.len() < input.len() {
+            shown.push('…');
+        }
+        Err(TimeParseError { input: shown })
     }
 
     /// `true` when the input is a bare calendar date without a time of day.
