@@ -19,7 +19,7 @@ use crate::output;
     about = "Meetings in, living knowledge out: an evidence-backed, bi-temporal graph"
 )]
 pub struct Cli {
-    /// Database: a SQLite file path (created on first use)
+    /// Database: a SQLite file path (created on first use) or a postgres:// URL
     #[arg(long, global = true, env = "LORE_DB", default_value = "lore.db")]
     pub db: String,
     /// Whose knowledge to read and write
@@ -75,6 +75,18 @@ pub enum Command {
         /// Folder of example bundles (default: examples/meetings)
         #[arg(long)]
         examples: Option<PathBuf>,
+    },
+    /// Copy an owner's data (or every owner's) between databases, e.g. SQLite to PostgreSQL, and verify it
+    Migrate {
+        /// Source database (SQLite path or postgres:// URL)
+        #[arg(long)]
+        from: String,
+        /// Target database; it must hold no data for the owners copied
+        #[arg(long)]
+        to: String,
+        /// Copy every owner instead of --owner
+        #[arg(long)]
+        all_owners: bool,
     },
 }
 
@@ -151,10 +163,17 @@ fn clock() -> anyhow::Result<lore_engine::Clock> {
 }
 
 pub fn open_engine(db: &str) -> anyhow::Result<Engine> {
+    Ok(Engine::new(open_store(db)?).with_clock(clock()?))
+}
+
+/// Opens the database `--db` names: a `postgres://` URL selects PostgreSQL, anything else is a SQLite
+/// file (created and migrated on first use).
+pub fn open_store(db: &str) -> anyhow::Result<Box<dyn lore_store::Store>> {
     if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-        bail!(BadInput(
-            "PostgreSQL is not available in this build; use a SQLite file path".into()
-        ));
+        let blobs = std::env::var("LORE_BLOB_DIR").unwrap_or_else(|_| "lore-blobs".to_string());
+        let store = lore_store::PostgresStore::open(db, Path::new(&blobs))
+            .with_context(|| format!("cannot open PostgreSQL database {}", redact_url(db)))?;
+        return Ok(Box::new(store));
     }
     let path = Path::new(db);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -166,7 +185,21 @@ pub fn open_engine(db: &str) -> anyhow::Result<Engine> {
         }
     }
     let store = SqliteStore::open(path).with_context(|| format!("cannot open database {db}"))?;
-    Ok(Engine::new(Box::new(store)).with_clock(clock()?))
+    Ok(Box::new(store))
+}
+
+/// A database URL fit for messages: the password replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme_end + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -279,6 +312,44 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })
                 .collect();
             output::print_value(cli.json, &rows, |_| output::suggestion_text(&suggestions));
+        }
+        Command::Migrate {
+            from,
+            to,
+            all_owners,
+        } => {
+            let (source, target) = (open_engine(&from)?, open_engine(&to)?);
+            let owners = if all_owners {
+                source.store().owners()?
+            } else {
+                vec![owner.clone()]
+            };
+            let mut reports = Vec::new();
+            for owner in &owners {
+                reports.push(
+                    source
+                        .copy_owner_to(&target, owner)
+                        .with_context(|| format!("copying owner {owner}"))?,
+                );
+            }
+            let mismatched = reports.iter().any(|r| !r.mismatches.is_empty());
+            output::print_value(cli.json, &reports, |reports| {
+                reports
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "owner {}: {} meetings, {} entities, {} claims, {} evidence, {} revisions copied; {}",
+                            r.owner, r.meetings, r.entities, r.claims, r.evidence, r.revisions,
+                            if r.mismatches.is_empty() { "every entity's history verified".to_string() }
+                            else { format!("{} entities differ: {}", r.mismatches.len(), r.mismatches.join(", ")) }
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            if mismatched {
+                return Ok(ExitCode::from(1));
+            }
         }
         Command::Check => {
             let engine = open_engine(&cli.db)?;

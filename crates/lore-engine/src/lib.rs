@@ -10,6 +10,7 @@ mod error;
 mod ingest;
 mod inspect;
 mod resolve;
+mod transfer;
 mod views;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
+pub use transfer::CopyReport;
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
 };

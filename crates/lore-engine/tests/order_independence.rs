@@ -38,27 +38,7 @@ enum Op {
 }
 
 fn apply(engine: &Engine, bundles: &[Bundle], ops: &[Op]) -> BTreeSet<usize> {
-    let mut present = BTreeSet::new();
-    for op in ops {
-        match *op {
-            Op::Ingest(index) => {
-                engine
-                    .ingest_bundle(OWNER, &bundles[index])
-                    .expect("ingest");
-                present.insert(index);
-            }
-            Op::Delete(index) => {
-                let external_id = &bundles[index].meeting.external_id;
-                let deleted = engine.delete_source(OWNER, SourceRef::Meeting(external_id));
-                assert_eq!(
-                    deleted.is_ok(),
-                    present.remove(&index),
-                    "delete of {external_id}"
-                );
-            }
-        }
-    }
-    present
+    apply_as(engine, OWNER, bundles, ops)
 }
 
 fn reference_dump(bundles: &[Bundle], present: &BTreeSet<usize>) -> serde_json::Value {
@@ -153,4 +133,76 @@ fn first_difference(actual: &serde_json::Value, expected: &serde_json::Value) ->
         }
     }
     String::new()
+}
+
+/// The same order-independence check on PostgreSQL: seeded random sequences, each under its own owner
+/// in one database, compared with the SQLite reference state (the backends must agree exactly).
+#[test]
+fn l14_any_order_gives_the_same_state_on_postgres() {
+    let Some(base) =
+        lore_store::testing::pg_test_url("l14_any_order_gives_the_same_state_on_postgres")
+    else {
+        return;
+    };
+    let bundles = example_bundles();
+    let blobs = tempfile::tempdir().unwrap();
+    let store = lore_store::PostgresStore::open(
+        &lore_store::testing::fresh_pg_database(&base),
+        blobs.path(),
+    )
+    .unwrap();
+    let clock = TestClock::new("2026-12-01T00:00:00Z");
+    let shared = clock.0.clone();
+    let engine = Engine::new(Box::new(store))
+        .with_clock(std::sync::Arc::new(move || *shared.lock().unwrap()));
+    let mut state: u64 = 0x5eed;
+    let mut next = move |bound: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % bound
+    };
+    for sequence in 0..6 {
+        let owner = format!("sequence-{sequence}");
+        let ops: Vec<Op> = (0..12)
+            .map(|_| {
+                if next(4) == 0 {
+                    Op::Delete(next(bundles.len()))
+                } else {
+                    Op::Ingest(next(bundles.len()))
+                }
+            })
+            .collect();
+        let present = apply_as(&engine, &owner, &bundles, &ops);
+        assert_consistent(&engine, &owner, "postgres after random operations");
+        let actual = state_dump(&engine, &owner).unwrap();
+        let expected = reference_dump(&bundles, &present);
+        assert!(
+            actual == expected,
+            "postgres state differs after {ops:?}:\n{}",
+            first_difference(&actual, &expected)
+        );
+    }
+}
+
+fn apply_as(engine: &Engine, owner: &str, bundles: &[Bundle], ops: &[Op]) -> BTreeSet<usize> {
+    let mut present = BTreeSet::new();
+    for op in ops {
+        match *op {
+            Op::Ingest(index) => {
+                engine
+                    .ingest_bundle(owner, &bundles[index])
+                    .expect("ingest");
+                present.insert(index);
+            }
+            Op::Delete(index) => {
+                let deleted = engine.delete_source(
+                    owner,
+                    SourceRef::Meeting(&bundles[index].meeting.external_id),
+                );
+                assert_eq!(deleted.is_ok(), present.remove(&index));
+            }
+        }
+    }
+    present
 }

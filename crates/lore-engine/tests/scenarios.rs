@@ -15,7 +15,7 @@ use lore_core::Ts;
 use lore_engine::{Engine, ManualClaim, ShowOptions, SourceRef};
 use serde_json::{json, Map, Value};
 
-use common::{assert_consistent, file_engine, TestClock};
+use common::{assert_consistent, backend_engines, TestClock};
 
 const OWNER: &str = "scenario-owner";
 
@@ -274,9 +274,21 @@ fn run_scenario(path: &Path) {
     let scenario: Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let name = path.file_stem().unwrap().to_string_lossy().to_string();
-    let clock = TestClock::new(scenario["now"].as_str().unwrap_or("2026-12-01T00:00:00Z"));
-    let (engine, _dir) = file_engine(&clock);
-    let state = ScenarioState { engine: &engine };
+    for (backend, engine, _dir) in backend_engines(
+        &TestClock::new("2026-12-01T00:00:00Z"),
+        "scenarios on postgres",
+    ) {
+        let clock = TestClock::new(scenario["now"].as_str().unwrap_or("2026-12-01T00:00:00Z"));
+        let engine = engine.with_clock({
+            let shared = clock.0.clone();
+            std::sync::Arc::new(move || *shared.lock().unwrap())
+        });
+        run_steps(&scenario, &format!("{name} [{backend}]"), &engine, &clock);
+    }
+}
+
+fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
+    let state = ScenarioState { engine };
     for (index, step) in scenario["steps"]
         .as_array()
         .expect("steps")
@@ -355,7 +367,7 @@ fn run_scenario(path: &Path) {
                 .retract_claim(OWNER, &claim.id)
                 .unwrap_or_else(|e| panic!("{context}: {e}"));
         }
-        assert_consistent(&engine, OWNER, &context);
+        assert_consistent(engine, OWNER, &context);
         for expect in step["expect"].as_array().cloned().unwrap_or_default() {
             check_expectation(&state, &expect, &context);
         }

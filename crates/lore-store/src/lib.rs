@@ -9,8 +9,13 @@ use lore_core::model::*;
 use lore_core::Ts;
 
 pub mod conformance;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sqlite;
+pub mod testing;
 
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 /// What can go wrong in storage. Engine errors travel through [`StoreError::Aborted`] untouched.
@@ -155,4 +160,9 @@ pub trait Tx {
     fn delete_suggestion(&mut self, id: &str) -> StoreResult<()>;
     fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()>;
     fn list_tags(&mut self) -> StoreResult<Vec<Tag>>;
+
+    // Whole-owner copies (`lore migrate`).
+    /// The strong identifiers `(scheme, value)` that resolve to the entity.
+    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
+    fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>>;
 }

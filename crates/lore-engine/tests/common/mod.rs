@@ -42,6 +42,29 @@ pub fn memory_engine(clock: &TestClock) -> Engine {
     Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()))
 }
 
+/// One engine per available backend: SQLite always, PostgreSQL when `LORE_TEST_PG_URL` is set
+/// (a fresh database each). The folder keeps SQLite's file and the blobs alive.
+pub fn backend_engines(
+    clock: &TestClock,
+    test: &str,
+) -> Vec<(&'static str, Engine, tempfile::TempDir)> {
+    let (sqlite, dir) = file_engine(clock);
+    let mut engines = vec![("sqlite", sqlite, dir)];
+    if let Some(base) = lore_store::testing::pg_test_url(test) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = lore_store::PostgresStore::open(
+            &lore_store::testing::fresh_pg_database(&base),
+            dir.path(),
+        )
+        .expect("open postgres");
+        let shared = clock.0.clone();
+        let engine =
+            Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()));
+        engines.push(("postgres", engine, dir));
+    }
+    engines
+}
+
 pub fn examples_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/meetings")
 }

@@ -251,23 +251,25 @@ impl SqliteTx<'_> {
     }
 }
 
-const MEETING_COLUMNS: &str =
+pub(crate) const MEETING_COLUMNS: &str =
     "id, external_id, title, started_at, ended_at, platform, series, content_hash";
-const ENTITY_COLUMNS: &str = "id, kind, canonical_name, manual_name, normalized_key, emails, domains, external_keys, \
+pub(crate) const ENTITY_COLUMNS: &str = "id, kind, canonical_name, manual_name, normalized_key, emails, domains, external_keys, \
      status, merged_into, do_not_merge_with, manual_attributes, manual_brief, pinned, scope_meeting, \
      first_observed_at, last_observed_at, current_attributes, current_brief";
-const CLAIM_COLUMNS: &str = "id, subject, predicate, object_entity, value_text, value_json, value_key, context_entity, \
+pub(crate) const CLAIM_COLUMNS: &str = "id, subject, predicate, object_entity, value_text, value_json, value_key, context_entity, \
      cardinality, group_key, explicit_valid_from, explicit_valid_to, retracted_at, recorded_at, status, authority, \
      valid_from, valid_to, first_observed_at, last_observed_at, superseded_at, superseded_by, conflict, end_outcome, periods";
-const EVIDENCE_COLUMNS: &str = "id, claim, source_kind, source_id, meeting, observed_at, segment_ids, start_ms, end_ms, \
+pub(crate) const EVIDENCE_COLUMNS: &str = "id, claim, source_kind, source_id, meeting, observed_at, segment_ids, start_ms, end_ms, \
      speaker, speaker_label, attribution, quote, source_url, confidence, extraction_run_id, kind, authority, outcome, recorded_at";
-const LINK_COLUMNS: &str =
+pub(crate) const LINK_COLUMNS: &str =
     "id, entity, meeting, source_kind, source_id, resource_type, url, external_key, title, \
      provenance, ingested_status, first_seen_at, last_seen_at";
-const TASK_COLUMNS: &str =
+pub(crate) const TASK_COLUMNS: &str =
     "id, meeting, title, status, assignee, project, due_at, evidence, created_at";
-const REVISION_COLUMNS: &str = "id, action, target, secondary, before, after, created_at";
-const SUGGESTION_COLUMNS: &str = "id, kind, status, target, secondary, payload, created_at";
+pub(crate) const REVISION_COLUMNS: &str =
+    "id, action, target, secondary, before, after, created_at";
+pub(crate) const SUGGESTION_COLUMNS: &str =
+    "id, kind, status, target, secondary, payload, created_at";
 
 macro_rules! sql {
     ($($part:expr),+ $(,)?) => { &[$($part),+].concat() };
@@ -1103,6 +1105,32 @@ impl Tx for SqliteTx<'_> {
                     name: row.get(0)?,
                     description: row.get(1)?,
                     ranges: from_json(row, 2)?,
+                })
+            },
+        )
+    }
+
+    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
+        self.all(
+            "SELECT scheme, value FROM entity_identifiers WHERE owner = ?1 AND entity = ?2 ORDER BY scheme, value",
+            params![self.owner, entity],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+    }
+
+    fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>> {
+        self.all(
+            "SELECT id, meeting, content_hash, extractor, revision, created_at FROM extraction_runs \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY created_at, id",
+            params![self.owner, meeting],
+            |row| {
+                Ok(ExtractionRun {
+                    id: row.get(0)?,
+                    meeting: row.get(1)?,
+                    content_hash: row.get(2)?,
+                    extractor: row.get(3)?,
+                    revision: row.get(4)?,
+                    created_at: Ts(row.get(5)?),
                 })
             },
         )

@@ -1,0 +1,1224 @@
+//! The PostgreSQL backend: a small connection pool, migrations of its own, per-owner serialized write
+//! transactions (an advisory lock on the owner plus retries of serialization failures), and the same
+//! row encodings as SQLite. Every table and index leads with `owner` (Citus-ready).
+
+mod rows;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lore_core::model::*;
+use lore_core::Ts;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Statement, Transaction};
+
+use crate::sqlite::{
+    CLAIM_COLUMNS, ENTITY_COLUMNS, EVIDENCE_COLUMNS, LINK_COLUMNS, MEETING_COLUMNS,
+    REVISION_COLUMNS, SUGGESTION_COLUMNS, TASK_COLUMNS,
+};
+use crate::{Store, StoreError, StoreResult, Tx, TxWork};
+use rows::*;
+
+const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
+const MAX_IDLE_CONNECTIONS: usize = 16;
+const MAX_ATTEMPTS: u32 = 6;
+
+/// One pooled connection with its prepared statements.
+struct Connection {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+pub struct PostgresStore {
+    url: String,
+    idle: Mutex<Vec<Connection>>,
+    blob_dir: PathBuf,
+}
+
+fn backend(error: postgres::Error) -> StoreError {
+    if let Some(db_error) = error.as_db_error() {
+        let code = db_error.code().code();
+        if code.starts_with("23") {
+            return StoreError::Conflict(db_error.message().to_string());
+        }
+        return StoreError::Backend(format!("{} ({code})", db_error.message()));
+    }
+    StoreError::Backend(error.to_string())
+}
+
+/// Serialization failures and deadlocks are retried; everything else is final.
+fn is_retryable(error: &postgres::Error) -> bool {
+    error
+        .code()
+        .is_some_and(|code| matches!(code.code(), "40001" | "40P01"))
+}
+
+/// Turns the SQLite-flavoured SQL the backends share into PostgreSQL's: `?N` → `$N`, `IS ?N` → `IS NOT
+/// DISTINCT FROM $N`.
+fn dialect(sql: &str) -> String {
+    let sql = sql.replace(" IS ?", " IS NOT DISTINCT FROM ?");
+    let mut out = String::with_capacity(sql.len());
+    for character in sql.chars() {
+        out.push(if character == '?' { '$' } else { character });
+    }
+    out
+}
+
+impl PostgresStore {
+    /// Connects, migrates, and keeps blobs in `blob_dir`.
+    pub fn open(url: &str, blob_dir: &Path) -> StoreResult<PostgresStore> {
+        let store = PostgresStore {
+            url: url.to_string(),
+            idle: Mutex::new(Vec::new()),
+            blob_dir: blob_dir.to_path_buf(),
+        };
+        let mut connection = store.connect()?;
+        migrate(&mut connection.client)?;
+        store.release(connection);
+        Ok(store)
+    }
+
+    fn connect(&self) -> StoreResult<Connection> {
+        let client = Client::connect(&self.url, NoTls).map_err(|error| {
+            let cause = std::error::Error::source(&error)
+                .map(|cause| format!(": {cause}"))
+                .unwrap_or_default();
+            StoreError::Backend(format!("cannot connect to PostgreSQL: {error}{cause}"))
+        })?;
+        Ok(Connection {
+            client,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn acquire(&self) -> StoreResult<Connection> {
+        let pooled = self
+            .idle
+            .lock()
+            .map_err(|_| StoreError::Backend("connection pool poisoned".into()))?
+            .pop();
+        match pooled {
+            Some(connection) if !connection.client.is_closed() => Ok(connection),
+            _ => self.connect(),
+        }
+    }
+
+    fn release(&self, connection: Connection) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < MAX_IDLE_CONNECTIONS && !connection.client.is_closed() {
+                idle.push(connection);
+            }
+        }
+    }
+
+    fn run(&self, owner: &str, read_only: bool, work: &mut TxWork<'_>) -> StoreResult<()> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut connection = self.acquire()?;
+            let outcome = run_once(&mut connection, owner, read_only, work);
+            self.release(connection);
+            match outcome {
+                Err(Attempt::Retry(error)) if attempt < MAX_ATTEMPTS => {
+                    tracing_backoff(attempt, &error);
+                }
+                Err(Attempt::Retry(error)) => return Err(backend(error)),
+                Err(Attempt::Fail(error)) => return Err(error),
+                Ok(()) => return Ok(()),
+            }
+        }
+    }
+}
+
+fn tracing_backoff(attempt: u32, _error: &postgres::Error) {
+    std::thread::sleep(Duration::from_millis(5 * 2u64.pow(attempt)));
+}
+
+enum Attempt {
+    Retry(postgres::Error),
+    Fail(StoreError),
+}
+
+fn run_once(
+    connection: &mut Connection,
+    owner: &str,
+    read_only: bool,
+    work: &mut TxWork<'_>,
+) -> Result<(), Attempt> {
+    let classify = |error: postgres::Error| {
+        if is_retryable(&error) {
+            Attempt::Retry(error)
+        } else {
+            Attempt::Fail(backend(error))
+        }
+    };
+    let Connection { client, statements } = connection;
+    let mut transaction = client.transaction().map_err(classify)?;
+    if read_only {
+        transaction
+            .batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .map_err(classify)?;
+    } else {
+        // Writers of one owner take turns; other owners and all readers proceed (MVCC).
+        transaction
+            .execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))",
+                &[&owner],
+            )
+            .map_err(classify)?;
+    }
+    let mut tx = PgTx {
+        transaction: &mut transaction,
+        statements,
+        owner: owner.to_string(),
+        retry: None,
+    };
+    let result = work(&mut tx);
+    if let Some(error) = tx.retry.take() {
+        return Err(Attempt::Retry(error));
+    }
+    result.map_err(Attempt::Fail)?;
+    if read_only {
+        transaction.rollback().map_err(classify)
+    } else {
+        transaction.commit().map_err(classify)
+    }
+}
+
+fn migrate(client: &mut Client) -> StoreResult<()> {
+    let mut transaction = client.transaction().map_err(backend)?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock(4242424242)", &[])
+        .map_err(backend)?;
+    transaction
+        .batch_execute("CREATE TABLE IF NOT EXISTS lore_schema_version (version BIGINT NOT NULL)")
+        .map_err(backend)?;
+    let version: i64 = transaction
+        .query_opt("SELECT version FROM lore_schema_version", &[])
+        .map_err(backend)?
+        .map(|row| row.get(0))
+        .unwrap_or(0);
+    if version as usize > MIGRATIONS.len() {
+        return Err(StoreError::Backend(format!(
+            "database schema version {version} is newer than this lore understands ({}); upgrade lore",
+            MIGRATIONS.len()
+        )));
+    }
+    for migration in MIGRATIONS.iter().skip(version as usize) {
+        transaction.batch_execute(migration).map_err(backend)?;
+    }
+    transaction
+        .execute("DELETE FROM lore_schema_version", &[])
+        .map_err(backend)?;
+    transaction
+        .execute(
+            "INSERT INTO lore_schema_version (version) VALUES ($1)",
+            &[&(MIGRATIONS.len() as i64)],
+        )
+        .map_err(backend)?;
+    transaction.commit().map_err(backend)
+}
+
+impl Store for PostgresStore {
+    fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
+        self.run(owner, false, work)
+    }
+
+    fn read(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
+        self.run(owner, true, work)
+    }
+
+    fn blob_dir(&self) -> &Path {
+        &self.blob_dir
+    }
+
+    fn owners(&self) -> StoreResult<Vec<String>> {
+        let mut connection = self.acquire()?;
+        let rows = connection
+            .client
+            .query(
+                "SELECT owner FROM entities UNION SELECT owner FROM meetings UNION SELECT owner FROM revisions ORDER BY 1",
+                &[],
+            )
+            .map_err(backend);
+        self.release(connection);
+        rows?.iter().map(first_text).collect()
+    }
+
+    fn integrity_problems(&self) -> StoreResult<Vec<String>> {
+        // PostgreSQL enforces its constraints on every write; check that the schema is complete.
+        let mut connection = self.acquire()?;
+        let missing = connection
+            .client
+            .query(
+                "SELECT t FROM unnest(ARRAY['meetings','entities','claims','evidence','revisions']) AS t \
+                 WHERE to_regclass(t) IS NULL",
+                &[],
+            )
+            .map_err(backend);
+        self.release(connection);
+        Ok(missing?
+            .iter()
+            .filter_map(|row| first_text(row).ok())
+            .map(|t| format!("missing table {t}"))
+            .collect())
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "postgres"
+    }
+}
+
+type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+
+struct PgTx<'t, 'c> {
+    transaction: &'t mut Transaction<'c>,
+    statements: &'t mut HashMap<String, Statement>,
+    owner: String,
+    /// A serialization failure seen inside the work; the whole transaction is retried.
+    retry: Option<postgres::Error>,
+}
+
+impl PgTx<'_, '_> {
+    fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.transaction.prepare(&dialect(sql)).map_err(backend)?;
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    fn exec(&mut self, sql: &str, params: Params) -> StoreResult<u64> {
+        let statement = self.statement(sql)?;
+        match self.transaction.execute(&statement, params) {
+            Ok(count) => Ok(count),
+            Err(error) if is_retryable(&error) => {
+                let message = error.to_string();
+                self.retry = Some(error);
+                Err(StoreError::Backend(message))
+            }
+            Err(error) => Err(backend(error)),
+        }
+    }
+
+    fn all<T>(
+        &mut self,
+        sql: &str,
+        params: Params,
+        map: fn(&postgres::Row) -> StoreResult<T>,
+    ) -> StoreResult<Vec<T>> {
+        let statement = self.statement(sql)?;
+        match self.transaction.query(&statement, params) {
+            Ok(rows) => rows.iter().map(map).collect(),
+            Err(error) if is_retryable(&error) => {
+                let message = error.to_string();
+                self.retry = Some(error);
+                Err(StoreError::Backend(message))
+            }
+            Err(error) => Err(backend(error)),
+        }
+    }
+
+    fn one<T>(
+        &mut self,
+        sql: &str,
+        params: Params,
+        map: fn(&postgres::Row) -> StoreResult<T>,
+    ) -> StoreResult<Option<T>> {
+        Ok(self.all(sql, params, map)?.into_iter().next())
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("domain values serialize")
+}
+
+fn millis(ts: Option<Ts>) -> Option<i64> {
+    ts.map(|t| t.0)
+}
+
+fn expect_one(changed: u64, what: &str, id: &str) -> StoreResult<()> {
+    if changed == 0 {
+        Err(StoreError::NotFound(format!("{what} {id}")))
+    } else {
+        Ok(())
+    }
+}
+
+macro_rules! sql {
+    ($($part:expr),+ $(,)?) => { &[$($part),+].concat() };
+}
+
+impl Tx for PgTx<'_, '_> {
+    fn upsert_series(&mut self, series: &MeetingSeries) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO meeting_series (owner, id, calendar_account, calendar_id, recurring_event_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (owner, id) DO NOTHING",
+            &[&owner, &series.id, &series.calendar_account, &series.calendar_id, &series.recurring_event_id],
+        )
+        .map(|_| ())
+    }
+
+    fn find_series(&mut self, id: &str) -> StoreResult<Option<MeetingSeries>> {
+        let owner = self.owner.clone();
+        self.one(
+            "SELECT id, calendar_account, calendar_id, recurring_event_id FROM meeting_series WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+            series_row,
+        )
+    }
+
+    fn insert_meeting(&mut self, m: &Meeting) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO meetings (owner, id, external_id, title, started_at, ended_at, platform, series, content_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &[&owner, &m.id, &m.external_id, &m.title, &m.started_at.0, &millis(m.ended_at), &m.platform, &m.series, &m.content_hash],
+        )
+        .map(|_| ())
+    }
+
+    fn find_meeting(&mut self, id: &str) -> StoreResult<Option<Meeting>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                MEETING_COLUMNS,
+                " FROM meetings WHERE owner = ?1 AND id = ?2"
+            ),
+            &[&owner, &id],
+            meeting_row,
+        )
+    }
+
+    fn find_meeting_by_external_id(&mut self, external_id: &str) -> StoreResult<Option<Meeting>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                MEETING_COLUMNS,
+                " FROM meetings WHERE owner = ?1 AND external_id = ?2"
+            ),
+            &[&owner, &external_id],
+            meeting_row,
+        )
+    }
+
+    fn list_meetings(&mut self) -> StoreResult<Vec<Meeting>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                MEETING_COLUMNS,
+                " FROM meetings WHERE owner = ?1 ORDER BY started_at, id"
+            ),
+            &[&owner],
+            meeting_row,
+        )
+    }
+
+    fn delete_meeting(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM meetings WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_participant(&mut self, p: &Participant) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO participants (owner, meeting, idx, display_name, email, platform_stable_id, device_id, \
+             speaker_label, person_entity, excluded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            &[
+                &owner, &p.meeting, &p.idx, &p.display_name, &p.email, &p.platform_stable_id, &p.device_id,
+                &p.speaker_label, &p.person_entity, &(p.excluded as i64),
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participants(&mut self, meeting: &str) -> StoreResult<Vec<Participant>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT meeting, idx, display_name, email, platform_stable_id, device_id, speaker_label, person_entity, \
+             excluded FROM participants WHERE owner = ?1 AND meeting = ?2 ORDER BY idx",
+            &[&owner, &meeting],
+            participant_row,
+        )
+    }
+
+    fn insert_segment(&mut self, s: &Segment) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO segments (owner, meeting, id, seq, start_ms, end_ms, speaker_label, attribution, text) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &[&owner, &s.meeting, &s.id, &s.seq, &s.start_ms, &s.end_ms, &s.speaker_label, &s.attribution.as_str(), &s.text],
+        )
+        .map(|_| ())
+    }
+
+    fn list_segments(&mut self, meeting: &str) -> StoreResult<Vec<Segment>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT meeting, id, seq, start_ms, end_ms, speaker_label, attribution, text FROM segments \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY seq",
+            &[&owner, &meeting],
+            segment_row,
+        )
+    }
+
+    fn insert_note(&mut self, n: &Note) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO notes (owner, id, meeting, local_id, created_at, author, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &[&owner, &n.id, &n.meeting, &n.local_id, &n.created_at.0, &n.author, &n.text],
+        )
+        .map(|_| ())
+    }
+
+    fn find_note(&mut self, id: &str) -> StoreResult<Option<Note>> {
+        let owner = self.owner.clone();
+        self.one(
+            "SELECT id, meeting, local_id, created_at, author, text FROM notes WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+            note_row,
+        )
+    }
+
+    fn list_notes(&mut self, meeting: &str) -> StoreResult<Vec<Note>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT id, meeting, local_id, created_at, author, text FROM notes WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY created_at, id",
+            &[&owner, &meeting],
+            note_row,
+        )
+    }
+
+    fn delete_note(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM notes WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_attachment(&mut self, a: &Attachment) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO attachments (owner, id, meeting, local_id, kind, filename, media_type, sha256, size, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            &[&owner, &a.id, &a.meeting, &a.local_id, &a.kind.as_str(), &a.filename, &a.media_type, &a.sha256, &a.size, &a.created_at.0],
+        )
+        .map(|_| ())
+    }
+
+    fn find_attachment(&mut self, id: &str) -> StoreResult<Option<Attachment>> {
+        let owner = self.owner.clone();
+        self.one(
+            "SELECT id, meeting, local_id, kind, filename, media_type, sha256, size, created_at FROM attachments \
+             WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+            attachment_row,
+        )
+    }
+
+    fn list_attachments(&mut self, meeting: &str) -> StoreResult<Vec<Attachment>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT id, meeting, local_id, kind, filename, media_type, sha256, size, created_at FROM attachments \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY created_at, id",
+            &[&owner, &meeting],
+            attachment_row,
+        )
+    }
+
+    fn delete_attachment(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM attachments WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn count_attachments_with_sha256(&mut self, sha256: &str) -> StoreResult<i64> {
+        let owner = self.owner.clone();
+        Ok(self
+            .one(
+                "SELECT count(*) FROM attachments WHERE owner = ?1 AND sha256 = ?2",
+                &[&owner, &sha256],
+                first_int,
+            )?
+            .unwrap_or(0))
+    }
+
+    fn upsert_entity(&mut self, e: &Entity) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            sql!(
+                "INSERT INTO entities (owner, ",
+                ENTITY_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
+                 ON CONFLICT (owner, id) DO UPDATE SET kind = excluded.kind, canonical_name = excluded.canonical_name, \
+                 manual_name = excluded.manual_name, normalized_key = excluded.normalized_key, emails = excluded.emails, \
+                 domains = excluded.domains, external_keys = excluded.external_keys, status = excluded.status, \
+                 merged_into = excluded.merged_into, do_not_merge_with = excluded.do_not_merge_with, \
+                 manual_attributes = excluded.manual_attributes, manual_brief = excluded.manual_brief, \
+                 pinned = excluded.pinned, scope_meeting = excluded.scope_meeting, \
+                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
+                 current_attributes = excluded.current_attributes, current_brief = excluded.current_brief"
+            ),
+            &[
+                &owner, &e.id, &e.kind.as_str(), &e.canonical_name, &e.manual_name, &e.normalized_key,
+                &to_json(&e.emails), &to_json(&e.domains), &to_json(&e.external_keys), &e.status.as_str(), &e.merged_into,
+                &to_json(&e.do_not_merge_with), &to_json(&e.manual_attributes), &e.manual_brief, &(e.pinned as i64),
+                &e.scope_meeting, &millis(e.first_observed_at), &millis(e.last_observed_at), &to_json(&e.current_attributes),
+                &e.current_brief,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                ENTITY_COLUMNS,
+                " FROM entities WHERE owner = ?1 AND id = ?2"
+            ),
+            &[&owner, &id],
+            entity_row,
+        )
+    }
+
+    fn list_entities(&mut self) -> StoreResult<Vec<Entity>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                ENTITY_COLUMNS,
+                " FROM entities WHERE owner = ?1 ORDER BY kind, canonical_name COLLATE \"C\", id"
+            ),
+            &[&owner],
+            entity_row,
+        )
+    }
+
+    fn delete_entity(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM entities WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO entity_identifiers (owner, scheme, value, entity) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (owner, scheme, value) DO NOTHING",
+            &[&owner, &scheme, &value, &entity],
+        )
+        .map(|_| ())
+    }
+
+    fn find_entity_by_identifier(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Option<String>> {
+        let owner = self.owner.clone();
+        self.one(
+            "SELECT entity FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
+            &[&owner, &scheme, &value],
+            first_text,
+        )
+    }
+
+    fn insert_alias(&mut self, a: &Alias) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO entity_aliases (owner, entity, alias, alias_key, meeting, observed_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (owner, entity, alias, meeting) DO NOTHING",
+            &[&owner, &a.entity, &a.alias, &lore_core::normalize::value_key(&a.alias), &a.meeting, &a.observed_at.0],
+        )
+        .map(|_| ())
+    }
+
+    fn list_aliases(&mut self, entity: &str) -> StoreResult<Vec<Alias>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT entity, alias, meeting, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2 \
+             ORDER BY observed_at, alias COLLATE \"C\", meeting",
+            &[&owner, &entity],
+            alias_row,
+        )
+    }
+
+    fn list_entities_by_alias_key(&mut self, alias_key: &str) -> StoreResult<Vec<String>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND alias_key = ?2 ORDER BY entity",
+            &[&owner, &alias_key],
+            first_text,
+        )
+    }
+
+    fn delete_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
+        let owner = self.owner.clone();
+        let entities = self.all(
+            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND meeting = ?2 ORDER BY entity",
+            &[&owner, &meeting],
+            first_text,
+        )?;
+        self.exec(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
+            &[&owner, &meeting],
+        )?;
+        Ok(entities)
+    }
+
+    fn count_entity_references(&mut self, entity: &str) -> StoreResult<i64> {
+        let owner = self.owner.clone();
+        Ok(self
+            .one(
+                "SELECT (SELECT count(*) FROM claims WHERE owner = ?1 AND subject = ?2) \
+                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND object_entity = ?2) \
+                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND context_entity = ?2) \
+                 + (SELECT count(*) FROM entity_aliases WHERE owner = ?1 AND entity = ?2) \
+                 + (SELECT count(*) FROM participants WHERE owner = ?1 AND person_entity = ?2) \
+                 + (SELECT count(*) FROM tasks WHERE owner = ?1 AND (assignee = ?2 OR project = ?2)) \
+                 + (SELECT count(*) FROM resource_links WHERE owner = ?1 AND entity = ?2)",
+                &[&owner, &entity],
+                first_int,
+            )?
+            .unwrap_or(0))
+    }
+
+    fn insert_claim(&mut self, c: &Claim) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        let d = &c.derived;
+        self.exec(
+            sql!(
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26)"
+            ),
+            &[
+                &owner, &c.id, &c.subject, &c.predicate, &c.object_entity, &c.value_text,
+                &c.value_json.as_ref().map(|v| v.to_string()), &c.value_key, &c.context_entity, &c.cardinality.as_str(),
+                &c.group_key, &millis(c.explicit_valid_from), &millis(c.explicit_valid_to), &millis(c.retracted_at),
+                &c.recorded_at.0, &d.status.as_str(), &d.authority.as_str(), &millis(d.valid_from), &millis(d.valid_to),
+                &millis(d.first_observed_at), &millis(d.last_observed_at), &millis(d.superseded_at), &d.superseded_by,
+                &d.conflict.map(|r| r.as_str()), &d.end_outcome.map(|o| o.as_str()), &to_json(&d.periods),
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_claim(&mut self, id: &str) -> StoreResult<Option<Claim>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND id = ?2"
+            ),
+            &[&owner, &id],
+            claim_row,
+        )
+    }
+
+    fn update_claim_derived(&mut self, id: &str, d: &ClaimDerived) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        let changed = self.exec(
+            "UPDATE claims SET status = ?3, authority = ?4, valid_from = ?5, valid_to = ?6, first_observed_at = ?7, \
+             last_observed_at = ?8, superseded_at = ?9, superseded_by = ?10, conflict = ?11, end_outcome = ?12, \
+             periods = ?13 WHERE owner = ?1 AND id = ?2",
+            &[
+                &owner, &id, &d.status.as_str(), &d.authority.as_str(), &millis(d.valid_from), &millis(d.valid_to),
+                &millis(d.first_observed_at), &millis(d.last_observed_at), &millis(d.superseded_at), &d.superseded_by,
+                &d.conflict.map(|r| r.as_str()), &d.end_outcome.map(|o| o.as_str()), &to_json(&d.periods),
+            ],
+        )?;
+        expect_one(changed, "claim", id)
+    }
+
+    fn update_claim_retracted(&mut self, id: &str, retracted_at: Option<Ts>) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        let changed = self.exec(
+            "UPDATE claims SET retracted_at = ?3 WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id, &millis(retracted_at)],
+        )?;
+        expect_one(changed, "claim", id)
+    }
+
+    fn delete_claim(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM claims WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn list_claims_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Claim>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4 ORDER BY id"
+            ),
+            &[&owner, &slot.subject, &slot.predicate, &slot.context],
+            claim_row,
+        )
+    }
+
+    fn list_claims_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Claim>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id"
+            ),
+            &[&owner, &entity],
+            claim_row,
+        )
+    }
+
+    fn list_claims_mentioning(&mut self, entity: &str) -> StoreResult<Vec<Claim>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND id IN (SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 \
+                 UNION SELECT id FROM claims WHERE owner = ?1 AND context_entity = ?2) ORDER BY predicate, id"
+            ),
+            &[&owner, &entity],
+            claim_row,
+        )
+    }
+
+    fn list_claims(&mut self) -> StoreResult<Vec<Claim>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 ORDER BY id"
+            ),
+            &[&owner],
+            claim_row,
+        )
+    }
+
+    fn insert_evidence(&mut self, e: &Evidence) -> StoreResult<bool> {
+        let owner = self.owner.clone();
+        let inserted = self.exec(
+            sql!(
+                "INSERT INTO evidence (owner, ",
+                EVIDENCE_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) \
+                 ON CONFLICT (owner, id) DO NOTHING"
+            ),
+            &[
+                &owner, &e.id, &e.claim, &e.source_kind.as_str(), &e.source_id, &e.meeting, &e.observed_at.0,
+                &to_json(&e.segment_ids), &e.start_ms, &e.end_ms, &e.speaker, &e.speaker_label,
+                &e.attribution.map(|a| a.as_str()), &e.quote, &e.source_url, &e.confidence, &e.extraction_run_id,
+                &e.kind.as_str(), &e.authority.as_str(), &e.outcome.map(|o| o.as_str()), &e.recorded_at.0,
+            ],
+        )?;
+        Ok(inserted == 1)
+    }
+
+    fn list_evidence_by_claim(&mut self, claim: &str) -> StoreResult<Vec<Evidence>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND claim = ?2 ORDER BY observed_at, start_ms, id"
+            ),
+            &[&owner, &claim],
+            evidence_row,
+        )
+    }
+
+    fn list_evidence_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Evidence>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND meeting = ?2 ORDER BY id"
+            ),
+            &[&owner, &meeting],
+            evidence_row,
+        )
+    }
+
+    fn list_evidence_by_source(
+        &mut self,
+        kind: SourceKind,
+        source_id: &str,
+    ) -> StoreResult<Vec<Evidence>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!("SELECT ", EVIDENCE_COLUMNS, " FROM evidence WHERE owner = ?1 AND source_kind = ?2 AND source_id = ?3 ORDER BY id"),
+            &[&owner, &kind.as_str(), &source_id],
+            evidence_row,
+        )
+    }
+
+    fn list_evidence(&mut self) -> StoreResult<Vec<Evidence>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 ORDER BY id"
+            ),
+            &[&owner],
+            evidence_row,
+        )
+    }
+
+    fn delete_evidence(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM evidence WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO claim_supersedes (owner, claim, target, evidence) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+            &[&owner, &link.claim, &link.target, &link.evidence],
+        )
+        .map(|_| ())
+    }
+
+    fn list_supersedes_links(&mut self, claim: &str) -> StoreResult<Vec<SupersedesLink>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT claim, target, evidence FROM claim_supersedes WHERE owner = ?1 AND claim = ?2 ORDER BY target, evidence",
+            &[&owner, &claim],
+            link_pair_row,
+        )
+    }
+
+    fn insert_status_change(&mut self, change: &StatusChange) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO claim_status_history (owner, claim, seq, recorded_at, derived) VALUES (?1, ?2, \
+             (SELECT coalesce(max(seq), 0) + 1 FROM claim_status_history WHERE owner = ?1 AND claim = ?2), ?3, ?4)",
+            &[&owner, &change.claim, &change.recorded_at.0, &to_json(&change.derived)],
+        )
+        .map(|_| ())
+    }
+
+    fn list_status_changes(&mut self, claim: &str) -> StoreResult<Vec<StatusChange>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT claim, recorded_at, derived FROM claim_status_history WHERE owner = ?1 AND claim = ?2 ORDER BY seq",
+            &[&owner, &claim],
+            status_change_row,
+        )
+    }
+
+    fn upsert_resource_link(&mut self, l: &ResourceLink) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            sql!(
+                "INSERT INTO resource_links (owner, ",
+                LINK_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
+                 ON CONFLICT (owner, id) DO UPDATE SET title = coalesce(excluded.title, resource_links.title), \
+                 first_seen_at = LEAST(resource_links.first_seen_at, excluded.first_seen_at), \
+                 last_seen_at = GREATEST(resource_links.last_seen_at, excluded.last_seen_at)"
+            ),
+            &[
+                &owner, &l.id, &l.entity, &l.meeting, &l.source_kind.as_str(), &l.source_id, &l.resource_type.as_str(),
+                &l.url, &l.external_key, &l.title, &l.provenance.as_str(), &l.ingested_status, &l.first_seen_at.0,
+                &l.last_seen_at.0,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                LINK_COLUMNS,
+                " FROM resource_links WHERE owner = ?1 AND entity = ?2 ORDER BY first_seen_at, id"
+            ),
+            &[&owner, &entity],
+            link_row,
+        )
+    }
+
+    fn list_resource_links_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<ResourceLink>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                LINK_COLUMNS,
+                " FROM resource_links WHERE owner = ?1 AND meeting = ?2 ORDER BY first_seen_at, id"
+            ),
+            &[&owner, &meeting],
+            link_row,
+        )
+    }
+
+    fn delete_resource_link(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM resource_links WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_task(&mut self, t: &Task) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            sql!(
+                "INSERT INTO tasks (owner, ",
+                TASK_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (owner, id) DO UPDATE SET \
+                 meeting = excluded.meeting, title = excluded.title, status = excluded.status, assignee = excluded.assignee, \
+                 project = excluded.project, due_at = excluded.due_at, evidence = excluded.evidence, created_at = excluded.created_at"
+            ),
+            &[
+                &owner, &t.id, &t.meeting, &t.title, &t.status.as_str(), &t.assignee, &t.project, &millis(t.due_at),
+                &t.evidence.to_string(), &t.created_at.0,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_tasks_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Task>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND meeting = ?2 ORDER BY created_at, id"
+            ),
+            &[&owner, &meeting],
+            task_row,
+        )
+    }
+
+    fn list_tasks_by_entity(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND id IN (SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 \
+                 UNION SELECT id FROM tasks WHERE owner = ?1 AND project = ?2) ORDER BY created_at, id"
+            ),
+            &[&owner, &entity],
+            task_row,
+        )
+    }
+
+    fn delete_task(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM tasks WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_run(&mut self, r: &ExtractionRun) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO extraction_runs (owner, id, meeting, content_hash, extractor, revision, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &[&owner, &r.id, &r.meeting, &r.content_hash, &r.extractor, &r.revision, &r.created_at.0],
+        )
+        .map(|_| ())
+    }
+
+    fn find_run(
+        &mut self,
+        meeting: &str,
+        content_hash: &str,
+        extractor: &str,
+    ) -> StoreResult<Option<ExtractionRun>> {
+        let owner = self.owner.clone();
+        self.one(
+            "SELECT id, meeting, content_hash, extractor, revision, created_at FROM extraction_runs \
+             WHERE owner = ?1 AND meeting = ?2 AND content_hash = ?3 AND extractor = ?4",
+            &[&owner, &meeting, &content_hash, &extractor],
+            run_row,
+        )
+    }
+
+    fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM extraction_runs WHERE owner = ?1 AND meeting = ?2",
+            &[&owner, &meeting],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_revision(&mut self, r: &Revision) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            sql!(
+                "INSERT INTO revisions (owner, ",
+                REVISION_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ),
+            &[
+                &owner,
+                &r.id,
+                &r.action.as_str(),
+                &r.target,
+                &r.secondary,
+                &r.before.to_string(),
+                &r.after.to_string(),
+                &r.created_at.0,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                REVISION_COLUMNS,
+                " FROM revisions WHERE owner = ?1 AND id = ?2"
+            ),
+            &[&owner, &id],
+            revision_row,
+        )
+    }
+
+    fn list_revisions(&mut self, limit: usize) -> StoreResult<Vec<Revision>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                REVISION_COLUMNS,
+                " FROM revisions WHERE owner = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+            ),
+            &[&owner, &(limit as i64)],
+            revision_row,
+        )
+    }
+
+    fn upsert_suggestion(&mut self, s: &Suggestion) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            sql!(
+                "INSERT INTO suggestions (owner, ",
+                SUGGESTION_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (owner, id) DO UPDATE SET kind = excluded.kind, \
+                 status = excluded.status, target = excluded.target, secondary = excluded.secondary, \
+                 payload = excluded.payload, created_at = excluded.created_at"
+            ),
+            &[&owner, &s.id, &s.kind, &s.status.as_str(), &s.target, &s.secondary, &s.payload.to_string(), &s.created_at.0],
+        )
+        .map(|_| ())
+    }
+
+    fn find_suggestion(&mut self, id: &str) -> StoreResult<Option<Suggestion>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                SUGGESTION_COLUMNS,
+                " FROM suggestions WHERE owner = ?1 AND id = ?2"
+            ),
+            &[&owner, &id],
+            suggestion_row,
+        )
+    }
+
+    fn list_suggestions(&mut self) -> StoreResult<Vec<Suggestion>> {
+        let owner = self.owner.clone();
+        self.all(
+            sql!(
+                "SELECT ",
+                SUGGESTION_COLUMNS,
+                " FROM suggestions WHERE owner = ?1 ORDER BY created_at, id"
+            ),
+            &[&owner],
+            suggestion_row,
+        )
+    }
+
+    fn delete_suggestion(&mut self, id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM suggestions WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id],
+        )
+        .map(|_| ())
+    }
+
+    fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO tags (owner, name, description, ranges) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (owner, name) \
+             DO UPDATE SET description = excluded.description, ranges = excluded.ranges",
+            &[&owner, &tag.name, &tag.description, &tag.ranges.to_string()],
+        )
+        .map(|_| ())
+    }
+
+    fn list_tags(&mut self) -> StoreResult<Vec<Tag>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT name, description, ranges FROM tags WHERE owner = ?1 ORDER BY name",
+            &[&owner],
+            tag_row,
+        )
+    }
+
+    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT scheme, value FROM entity_identifiers WHERE owner = ?1 AND entity = ?2 ORDER BY scheme, value",
+            &[&owner, &entity],
+            identifier_row,
+        )
+    }
+
+    fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT id, meeting, content_hash, extractor, revision, created_at FROM extraction_runs \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY created_at, id",
+            &[&owner, &meeting],
+            run_row,
+        )
+    }
+}

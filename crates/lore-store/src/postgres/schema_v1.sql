@@ -1,0 +1,305 @@
+-- Lore schema for PostgreSQL, version 1. Every table and index is keyed by owner first (L20), so the
+-- schema can be distributed by owner (Citus) without changes. Mirrors ../sqlite/schema_v1.sql.
+
+CREATE TABLE meeting_series (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    calendar_account TEXT NOT NULL,
+    calendar_id TEXT NOT NULL,
+    recurring_event_id TEXT NOT NULL,
+    PRIMARY KEY (owner, id),
+    UNIQUE (owner, calendar_account, calendar_id, recurring_event_id)
+);
+
+CREATE TABLE meetings (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    started_at BIGINT NOT NULL,
+    ended_at BIGINT,
+    platform TEXT,
+    series TEXT,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (owner, id),
+    UNIQUE (owner, external_id),
+    FOREIGN KEY (owner, series) REFERENCES meeting_series (owner, id)
+);
+
+CREATE TABLE participants (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    idx BIGINT NOT NULL,
+    display_name TEXT NOT NULL,
+    email TEXT,
+    platform_stable_id TEXT,
+    device_id TEXT,
+    speaker_label TEXT,
+    person_entity TEXT,
+    excluded BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, meeting, idx),
+    FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
+);
+CREATE INDEX participants_by_person ON participants (owner, person_entity);
+
+CREATE TABLE segments (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    start_ms BIGINT NOT NULL,
+    end_ms BIGINT NOT NULL,
+    speaker_label TEXT,
+    attribution TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (owner, meeting, id),
+    FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
+);
+
+CREATE TABLE notes (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    author TEXT,
+    text TEXT NOT NULL,
+    PRIMARY KEY (owner, id),
+    FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
+);
+CREATE INDEX notes_by_meeting ON notes (owner, meeting);
+
+CREATE TABLE attachments (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id),
+    FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
+);
+CREATE INDEX attachments_by_meeting ON attachments (owner, meeting);
+CREATE INDEX attachments_by_sha ON attachments (owner, sha256);
+
+CREATE TABLE tags (
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    ranges TEXT NOT NULL,
+    PRIMARY KEY (owner, name)
+);
+
+CREATE TABLE entities (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    canonical_name TEXT NOT NULL,
+    manual_name TEXT,
+    normalized_key TEXT,
+    emails TEXT NOT NULL,
+    domains TEXT NOT NULL,
+    external_keys TEXT NOT NULL,
+    status TEXT NOT NULL,
+    merged_into TEXT,
+    do_not_merge_with TEXT NOT NULL,
+    manual_attributes TEXT NOT NULL,
+    manual_brief TEXT,
+    pinned BIGINT NOT NULL,
+    scope_meeting TEXT,
+    first_observed_at BIGINT,
+    last_observed_at BIGINT,
+    current_attributes TEXT NOT NULL,
+    current_brief TEXT NOT NULL,
+    PRIMARY KEY (owner, id)
+);
+
+-- Strong identifiers that resolve to an entity: email, domain, external key, project/concept key.
+CREATE TABLE entity_identifiers (
+    owner TEXT NOT NULL,
+    scheme TEXT NOT NULL,
+    value TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    PRIMARY KEY (owner, scheme, value),
+    FOREIGN KEY (owner, entity) REFERENCES entities (owner, id) ON DELETE CASCADE
+);
+CREATE INDEX entity_identifiers_by_entity ON entity_identifiers (owner, entity);
+
+CREATE TABLE entity_aliases (
+    owner TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    alias_key TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    observed_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, entity, alias, meeting),
+    FOREIGN KEY (owner, entity) REFERENCES entities (owner, id) ON DELETE CASCADE
+);
+CREATE INDEX entity_aliases_by_key ON entity_aliases (owner, alias_key);
+CREATE INDEX entity_aliases_by_meeting ON entity_aliases (owner, meeting);
+
+CREATE TABLE claims (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    object_entity TEXT,
+    value_text TEXT,
+    value_json TEXT,
+    value_key TEXT NOT NULL,
+    context_entity TEXT,
+    cardinality TEXT NOT NULL,
+    group_key TEXT NOT NULL,
+    explicit_valid_from BIGINT,
+    explicit_valid_to BIGINT,
+    retracted_at BIGINT,
+    recorded_at BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    authority TEXT NOT NULL,
+    valid_from BIGINT,
+    valid_to BIGINT,
+    first_observed_at BIGINT,
+    last_observed_at BIGINT,
+    superseded_at BIGINT,
+    superseded_by TEXT,
+    conflict TEXT,
+    end_outcome TEXT,
+    periods TEXT NOT NULL,
+    PRIMARY KEY (owner, id),
+    FOREIGN KEY (owner, subject) REFERENCES entities (owner, id),
+    FOREIGN KEY (owner, object_entity) REFERENCES entities (owner, id),
+    FOREIGN KEY (owner, context_entity) REFERENCES entities (owner, id)
+);
+-- Covering indexes for the projection and graph reads (PERF-NOTES).
+CREATE INDEX claims_by_subject ON claims (owner, subject, status, predicate, object_entity);
+CREATE INDEX claims_by_object ON claims (owner, object_entity, status, predicate, subject);
+CREATE INDEX claims_by_slot ON claims (owner, subject, predicate, context_entity);
+CREATE INDEX claims_by_context ON claims (owner, context_entity);
+
+CREATE TABLE evidence (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    source_kind TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    meeting TEXT,
+    observed_at BIGINT NOT NULL,
+    segment_ids TEXT NOT NULL,
+    start_ms BIGINT,
+    end_ms BIGINT,
+    speaker TEXT,
+    speaker_label TEXT,
+    attribution TEXT,
+    quote TEXT NOT NULL,
+    source_url TEXT,
+    confidence DOUBLE PRECISION NOT NULL,
+    extraction_run_id TEXT,
+    kind TEXT NOT NULL,
+    authority TEXT NOT NULL,
+    outcome TEXT,
+    recorded_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id),
+    FOREIGN KEY (owner, claim) REFERENCES claims (owner, id) ON DELETE CASCADE
+);
+CREATE INDEX evidence_by_claim ON evidence (owner, claim);
+CREATE INDEX evidence_by_meeting ON evidence (owner, meeting);
+CREATE INDEX evidence_by_source ON evidence (owner, source_kind, source_id);
+
+CREATE TABLE claim_supersedes (
+    owner TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    target TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    PRIMARY KEY (owner, claim, target, evidence),
+    FOREIGN KEY (owner, evidence) REFERENCES evidence (owner, id) ON DELETE CASCADE
+);
+
+-- Transaction-time history of every claim's derived state (SPEC 4, --known-at).
+CREATE TABLE claim_status_history (
+    owner TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    recorded_at BIGINT NOT NULL,
+    derived TEXT NOT NULL,
+    PRIMARY KEY (owner, claim, seq),
+    FOREIGN KEY (owner, claim) REFERENCES claims (owner, id) ON DELETE CASCADE
+);
+
+CREATE TABLE resource_links (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    entity TEXT,
+    meeting TEXT,
+    source_kind TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    resource_type TEXT NOT NULL,
+    url TEXT NOT NULL,
+    external_key TEXT,
+    title TEXT,
+    provenance TEXT NOT NULL,
+    ingested_status TEXT NOT NULL,
+    first_seen_at BIGINT NOT NULL,
+    last_seen_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id)
+);
+CREATE INDEX resource_links_by_entity ON resource_links (owner, entity);
+CREATE INDEX resource_links_by_meeting ON resource_links (owner, meeting);
+
+CREATE TABLE tasks (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    meeting TEXT,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    assignee TEXT,
+    project TEXT,
+    due_at BIGINT,
+    evidence TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id)
+);
+CREATE INDEX tasks_by_meeting ON tasks (owner, meeting);
+CREATE INDEX tasks_by_assignee ON tasks (owner, assignee);
+CREATE INDEX tasks_by_project ON tasks (owner, project);
+
+CREATE TABLE extraction_runs (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    extractor TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id),
+    UNIQUE (owner, meeting, content_hash, extractor)
+);
+
+CREATE TABLE revisions (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    secondary TEXT,
+    before TEXT NOT NULL,
+    after TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id)
+);
+CREATE INDEX revisions_by_time ON revisions (owner, created_at);
+
+CREATE TABLE suggestions (
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    target TEXT NOT NULL,
+    secondary TEXT,
+    payload TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (owner, id)
+);
+CREATE INDEX suggestions_by_status ON suggestions (owner, status);
