@@ -1,0 +1,171 @@
+//! `lore bench`: generates the seed-shaped dataset through Lore's own ingest path and measures the
+//! living-knowledge reads and writes (p50/p95/p99 over varied targets after a warm-up).
+
+pub mod dataset;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use lore_engine::{Engine, SourceRef};
+use serde::Serialize;
+
+pub use dataset::{generate, Dataset, Rng};
+
+pub const OWNER: &str = "bench";
+
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub scale: usize,
+    /// Targets measured per operation (after a warm-up of a tenth as many).
+    pub samples: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OpStats {
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub n: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IngestStats {
+    pub claims_per_s: f64,
+    pub meetings_per_s: f64,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub scale: usize,
+    pub backend: String,
+    pub dataset: BTreeMap<String, u64>,
+    pub ops: BTreeMap<String, OpStats>,
+    pub ingest: IngestStats,
+    pub db_bytes_per_1000_claims: Option<u64>,
+}
+
+/// Percentiles of measured durations, in microseconds.
+pub fn stats(mut samples: Vec<Duration>) -> OpStats {
+    samples.sort_unstable();
+    let n = samples.len();
+    let at = |q: f64| {
+        if n == 0 {
+            return 0.0;
+        }
+        let index = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+        (samples[index].as_nanos() as f64 / 1_000.0 * 10.0).round() / 10.0
+    };
+    OpStats { p50_us: at(0.50), p95_us: at(0.95), p99_us: at(0.99), n }
+}
+
+/// Times `op` on each target after warming up on a tenth of them.
+fn measure<T>(targets: &[T], mut op: impl FnMut(&T)) -> OpStats {
+    for target in targets.iter().take(targets.len() / 10 + 1) {
+        op(target);
+    }
+    let mut samples = Vec::with_capacity(targets.len());
+    for target in targets {
+        let started = Instant::now();
+        op(target);
+        samples.push(started.elapsed());
+    }
+    stats(samples)
+}
+
+/// Ingests the dataset into `engine`, then measures every operation. `progress` hears what is happening.
+pub fn run(engine: &Engine, config: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<BenchReport, String> {
+    let dataset = generate(config.scale);
+    progress(&format!("generated {} meetings; ingesting", dataset.bundles.len()));
+    let registry = lore_core::Registry::builtin();
+    let started = Instant::now();
+    let mut candidates = 0usize;
+    for (index, text) in dataset.bundles.iter().enumerate() {
+        let bundle = lore_ingest::parse_bundle(text, &registry, None).map_err(|e| e.to_string())?;
+        candidates += bundle.claims.as_ref().map_or(0, Vec::len);
+        engine.ingest_bundle(OWNER, &bundle).map_err(|e| e.to_string())?;
+        if index % 100 == 99 {
+            progress(&format!("ingested {}/{}", index + 1, dataset.bundles.len()));
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let ingest = IngestStats {
+        claims_per_s: (candidates as f64 / seconds).round(),
+        meetings_per_s: (dataset.bundles.len() as f64 / seconds * 10.0).round() / 10.0,
+        seconds: (seconds * 100.0).round() / 100.0,
+    };
+
+    let mut rng = Rng::new(7);
+    let entities = engine.list_entities(OWNER).map_err(|e| e.to_string())?;
+    let claims = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).map_err(|e| e.to_string())?;
+    // Users retract a few claims and correct a few values by hand (2% and ~3% at scale 1).
+    progress("applying retractions and manual overrides");
+    for _ in 0..(claims.len() / 50) {
+        let claim = &claims[rng.below(claims.len())];
+        let _ = engine.retract_claim(OWNER, &claim.id);
+    }
+    let people: Vec<&lore_engine::EntityRow> = entities.iter().filter(|e| e.kind == lore_core::EntityKind::Person).collect();
+    for index in 0..(300 * config.scale).min(people.len()) {
+        let person = &people[rng.below(people.len())];
+        let value = format!("Manual City {index}");
+        engine.apply_override(OWNER, &person.id, "located_in", &value).map_err(|e| e.to_string())?;
+    }
+
+    let samples = config.samples.max(10);
+    let targets: Vec<String> = (0..samples)
+        .map(|i| {
+            // Every fifth target is a hub (low index in the skewed generator = many claims).
+            if i % 5 == 0 { entities[rng.below(entities.len().min(20))].id.clone() } else { entities[rng.below(entities.len())].id.clone() }
+        })
+        .collect();
+    let mut ops = BTreeMap::new();
+    progress("measuring the projection");
+    ops.insert(
+        "projection".to_string(),
+        measure(&targets, |id| {
+            engine.projection(OWNER, id).expect("projection");
+        }),
+    );
+    progress("measuring deletions");
+    let meetings = engine.list_meetings(OWNER).map_err(|e| e.to_string())?;
+    let victims: Vec<String> = (0..samples.min(meetings.len() / 4)).map(|_| meetings[rng.below(meetings.len())].id.clone()).collect();
+    ops.insert(
+        "cascade_delete_rollback".to_string(),
+        measure(&victims, |id| {
+            engine.preview_delete(OWNER, SourceRef::Meeting(id)).expect("preview delete");
+        }),
+    );
+    let mut unique = victims.clone();
+    unique.sort();
+    unique.dedup();
+    ops.insert(
+        "cascade_delete".to_string(),
+        measure(&unique, |id| {
+            let _ = engine.delete_source(OWNER, SourceRef::Meeting(id));
+        }),
+    );
+
+    let claims_after = engine.read(OWNER, |tx| Ok(tx.list_claims()?.len())).map_err(|e| e.to_string())?;
+    let evidence_after = engine.read(OWNER, |tx| Ok(tx.list_evidence()?.len())).map_err(|e| e.to_string())?;
+    let mut dataset_sizes = BTreeMap::new();
+    dataset_sizes.insert("meetings".to_string(), dataset.bundles.len() as u64);
+    dataset_sizes.insert("segments".to_string(), dataset.segments as u64);
+    dataset_sizes.insert("entities".to_string(), entities.len() as u64);
+    dataset_sizes.insert("claims".to_string(), claims.len() as u64);
+    dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
+    dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
+    dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
+    let statuses = claims.iter().fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
+        *counts.entry(format!("claims_{}", claim.derived.status)).or_default() += 1;
+        counts
+    });
+    dataset_sizes.extend(statuses);
+    Ok(BenchReport {
+        scale: config.scale,
+        backend: engine.store().backend_name().to_string(),
+        dataset: dataset_sizes,
+        ops,
+        ingest,
+        db_bytes_per_1000_claims: None,
+    })
+}
