@@ -97,6 +97,7 @@ pub enum Command {
     },
     /// Search names, claim values, transcripts and notes ("phrase", prefix*, OR, -exclude)
     Search {
+        #[arg(allow_hyphen_values = true)]
         query: String,
         /// entity, claim, segment or note
         #[arg(long)]
