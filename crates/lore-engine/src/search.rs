@@ -235,7 +235,6 @@ fn build_hit(
                         hit.meeting = meeting_ref(tx, meeting, meetings)?;
                     }
                     hit.offset = first.start_ms.map(format_offset);
-                    hit.at = Some(first.observed_at);
                 }
             }
         }

@@ -366,38 +366,44 @@ CREATE TRIGGER search_claims_ad AFTER DELETE ON claims BEGIN
     DELETE FROM search_docs WHERE owner = old.owner AND kind = 'claim' AND ref = old.id;
 END;
 
--- Entities: the display name followed by every alias it was called by.
+-- Entities: the display name, then every other name it was called by.
 CREATE TRIGGER search_entities_ai AFTER INSERT ON entities BEGIN
     INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body)
     VALUES (new.owner, 'entity', new.id, NULL, NULL, new.first_observed_at, 'o' || hex(new.owner) || ' kentity',
             coalesce(new.manual_name, new.canonical_name));
 END;
 CREATE TRIGGER search_entities_au AFTER UPDATE OF canonical_name, manual_name ON entities BEGIN
-    UPDATE search_docs SET body = trim(coalesce(new.manual_name, new.canonical_name) || ' ' || coalesce(
-            (SELECT group_concat(alias, ' ') FROM (SELECT DISTINCT alias FROM entity_aliases
-             WHERE owner = new.owner AND entity = new.id ORDER BY alias)), ''))
+    UPDATE search_docs SET body = coalesce(new.manual_name, new.canonical_name) || coalesce(' · ' ||
+            (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = new.owner AND entity = new.id
+             AND alias <> coalesce(new.manual_name, new.canonical_name)), '')
     WHERE owner = new.owner AND kind = 'entity' AND ref = new.id;
+END;
+-- Newest-first search orders by `at`: an entity's and a claim's latest observation.
+CREATE TRIGGER search_entities_observed AFTER UPDATE OF last_observed_at ON entities BEGIN
+    UPDATE search_docs SET at = new.last_observed_at WHERE owner = new.owner AND kind = 'entity' AND ref = new.id;
+END;
+CREATE TRIGGER search_claims_observed AFTER UPDATE OF last_observed_at ON claims BEGIN
+    UPDATE search_docs SET at = new.last_observed_at WHERE owner = new.owner AND kind = 'claim' AND ref = new.id;
 END;
 CREATE TRIGGER search_entities_ad AFTER DELETE ON entities BEGIN
     DELETE FROM search_docs WHERE owner = old.owner AND kind = 'entity' AND ref = old.id;
 END;
 CREATE TRIGGER search_aliases_ai AFTER INSERT ON entity_aliases BEGIN
-    UPDATE search_docs SET body = (SELECT trim(coalesce(e.manual_name, e.canonical_name) || ' ' || coalesce(
-            (SELECT group_concat(alias, ' ') FROM (SELECT DISTINCT alias FROM entity_aliases
-             WHERE owner = new.owner AND entity = new.entity ORDER BY alias)), ''))
-            FROM entities e WHERE e.owner = new.owner AND e.id = new.entity)
+    UPDATE search_docs SET body = (SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' ||
+            (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = new.owner AND entity = new.entity
+             AND alias <> coalesce(e.manual_name, e.canonical_name)), '')
+            FROM entities AS e WHERE e.owner = new.owner AND e.id = new.entity)
     WHERE owner = new.owner AND kind = 'entity' AND ref = new.entity
       AND EXISTS (SELECT 1 FROM entities WHERE owner = new.owner AND id = new.entity);
 END;
 CREATE TRIGGER search_aliases_ad AFTER DELETE ON entity_aliases BEGIN
-    UPDATE search_docs SET body = (SELECT trim(coalesce(e.manual_name, e.canonical_name) || ' ' || coalesce(
-            (SELECT group_concat(alias, ' ') FROM (SELECT DISTINCT alias FROM entity_aliases
-             WHERE owner = old.owner AND entity = old.entity ORDER BY alias)), ''))
-            FROM entities e WHERE e.owner = old.owner AND e.id = old.entity)
+    UPDATE search_docs SET body = (SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' ||
+            (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = old.owner AND entity = old.entity
+             AND alias <> coalesce(e.manual_name, e.canonical_name)), '')
+            FROM entities AS e WHERE e.owner = old.owner AND e.id = old.entity)
     WHERE owner = old.owner AND kind = 'entity' AND ref = old.entity
       AND EXISTS (SELECT 1 FROM entities WHERE owner = old.owner AND id = old.entity);
 END;
 
--- Deadlines across the owner's knowledge; tasks by status.
+-- Deadlines across the owner's knowledge.
 CREATE INDEX claims_by_predicate ON claims (owner, predicate, status);
-CREATE INDEX tasks_by_status ON tasks (owner, status);
