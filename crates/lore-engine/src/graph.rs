@@ -309,7 +309,15 @@ impl Builder<'_> {
     ) -> EngineResult<Vec<(String, bool)>> {
         let mut candidates: BTreeMap<String, GraphNode> = BTreeMap::new();
         let mut kinds: BTreeMap<String, bool> = BTreeMap::new();
+        let full = self.nodes.len() >= self.options.limit;
         for link in &links {
+            if full {
+                // No room left: nothing to weigh, only whether something was cut.
+                if !self.nodes.contains_key(&link.neighbor) {
+                    self.truncated = true;
+                }
+                continue;
+            }
             if self.nodes.contains_key(&link.neighbor) || candidates.contains_key(&link.neighbor) {
                 continue;
             }

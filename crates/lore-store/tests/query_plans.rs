@@ -52,3 +52,39 @@ fn hot_queries_use_their_indexes_and_never_scan_claims() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn default_statistics_fill_gaps_and_never_replace_measured_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stats.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    let stat = |connection: &Connection, index: &str| -> Option<String> {
+        connection
+            .query_row(
+                "SELECT stat FROM sqlite_stat1 WHERE idx = ?1",
+                [index],
+                |row| row.get(0),
+            )
+            .ok()
+    };
+    assert_eq!(
+        stat(&connection, "evidence_by_claim").as_deref(),
+        Some("1000000 1000000 20"),
+        "owner keeps every row, claim narrows"
+    );
+    connection
+        .execute_batch(
+            "UPDATE sqlite_stat1 SET stat = '42 42 3' WHERE idx = 'evidence_by_claim';
+             DELETE FROM sqlite_stat1 WHERE idx = 'claims_by_predicate';",
+        )
+        .unwrap();
+    drop(connection);
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    assert_eq!(
+        stat(&connection, "evidence_by_claim").as_deref(),
+        Some("42 42 3")
+    );
+    assert!(stat(&connection, "claims_by_predicate").is_some());
+}

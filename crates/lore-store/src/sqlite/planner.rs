@@ -11,21 +11,20 @@ use rusqlite::Connection;
 const ASSUMED_ROWS: i64 = 1_000_000;
 const NARROWING: &[i64] = &[20, 8, 4, 2];
 
-/// Writes default statistics for every index when none exist yet.
+/// Writes default statistics for every index that has none; measured rows are never replaced.
 pub fn seed_planner_statistics(connection: &Connection) -> rusqlite::Result<()> {
     connection.execute_batch("ANALYZE sqlite_schema")?;
-    let existing: i64 =
-        connection.query_row("SELECT count(*) FROM sqlite_stat1", [], |row| row.get(0))?;
-    if existing > 0 {
-        return Ok(());
-    }
     let mut statement = connection.prepare(
         "SELECT m.name, l.name, l.\"unique\" FROM sqlite_schema AS m, pragma_index_list(m.name) AS l \
-         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'search_fts%'",
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'search_fts%' \
+         AND NOT EXISTS (SELECT 1 FROM sqlite_stat1 AS s WHERE s.tbl = m.name AND s.idx = l.name)",
     )?;
     let indexes: Vec<(String, String, bool)> = statement
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
         .collect::<Result<_, _>>()?;
+    if indexes.is_empty() {
+        return Ok(());
+    }
     for (table, index, unique) in indexes {
         let columns: i64 = connection.query_row(
             "SELECT count(*) FROM pragma_index_info(?1)",
