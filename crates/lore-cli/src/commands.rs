@@ -55,6 +55,12 @@ pub enum Command {
         /// Also list provisional claims
         #[arg(long)]
         include_provisional: bool,
+        /// What was true at this time, by what Lore knows now (RFC 3339 or YYYY-MM-DD)
+        #[arg(long)]
+        valid_at: Option<String>,
+        /// What Lore believed at this time (transaction time)
+        #[arg(long)]
+        known_at: Option<String>,
     },
     /// Add, override or retract claims
     Claim {
@@ -87,6 +93,47 @@ pub enum Command {
         /// Copy every owner instead of --owner
         #[arg(long)]
         all_owners: bool,
+    },
+    /// The bounded 1-2 hop neighborhood of an entity
+    Graph {
+        entity: String,
+        /// 1 or 2
+        #[arg(long, default_value_t = 1)]
+        hops: u8,
+        /// Most nodes shown (the highest-weight neighbors are kept)
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Edges valid at this time instead of the current ones
+        #[arg(long)]
+        valid_at: Option<String>,
+    },
+    /// Search names, claim values, transcripts and notes ("phrase", prefix*, OR, -exclude)
+    Search {
+        #[arg(allow_hyphen_values = true)]
+        query: String,
+        /// entity, claim, segment or note
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Newest first instead of best match first
+        #[arg(long)]
+        newest: bool,
+    },
+    /// Commitments and their state (default: upcoming and past_due)
+    Deadlines {
+        /// upcoming, past_due, completed, rescheduled, canceled, or all
+        #[arg(long)]
+        state: Vec<String>,
+    },
+    /// Tasks across all meetings
+    Tasks {
+        /// Only tasks assigned to this entity
+        #[arg(long)]
+        assignee: Option<String>,
+        /// open, done or canceled
+        #[arg(long)]
+        status: Option<String>,
     },
 }
 
@@ -246,6 +293,28 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             entity,
             history,
             include_provisional,
+            valid_at,
+            known_at,
+        } if valid_at.is_some() || known_at.is_some() => {
+            if history {
+                bail!(BadInput(
+                    "--history lists every claim; it does not combine with --valid-at or --known-at"
+                        .into()
+                ));
+            }
+            let at = lore_engine::TimeTravel {
+                valid_at: parse_time("--valid-at", valid_at.as_deref())?,
+                known_at: parse_time("--known-at", known_at.as_deref())?,
+            };
+            let _ = include_provisional;
+            let view = open_engine(&cli.db)?.show_at(&owner, &entity, &at)?;
+            output::print_value(cli.json, &view, |_| output::entity_text(&view, false));
+        }
+        Command::Show {
+            entity,
+            history,
+            include_provisional,
+            ..
         } => {
             let view = open_engine(&cli.db)?.show(
                 &owner,
@@ -376,8 +445,67 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::Graph {
+            entity,
+            hops,
+            limit,
+            valid_at,
+        } => {
+            let options = lore_engine::GraphOptions {
+                hops,
+                limit,
+                valid_at: parse_time("--valid-at", valid_at.as_deref())?,
+            };
+            let graph = open_engine(&cli.db)?.graph(&owner, &entity, &options)?;
+            output::print_value(cli.json, &graph, crate::read_output::graph_text);
+        }
+        Command::Search {
+            query,
+            kind,
+            limit,
+            newest,
+        } => {
+            let request = lore_engine::SearchRequest {
+                query,
+                kind,
+                limit,
+                newest_first: newest,
+            };
+            let hits = open_engine(&cli.db)?.search(&owner, &request)?;
+            output::print_value(cli.json, &hits, |hits| {
+                crate::read_output::search_text(hits)
+            });
+        }
+        Command::Deadlines { state } => {
+            let states = crate::read_output::deadline_states(&state)?;
+            let rows = open_engine(&cli.db)?.deadlines(&owner, &states)?;
+            output::print_value(cli.json, &rows, |rows| {
+                crate::read_output::deadline_text(rows)
+            });
+        }
+        Command::Tasks { assignee, status } => {
+            let status = status
+                .as_deref()
+                .map(|s| {
+                    lore_core::TaskStatus::parse(s).ok_or_else(|| {
+                        BadInput(format!(
+                            "unknown task status '{s}'; use one of: {}",
+                            lore_core::TaskStatus::names()
+                        ))
+                    })
+                })
+                .transpose()?;
+            let rows = open_engine(&cli.db)?.tasks(&owner, assignee.as_deref(), status)?;
+            output::print_value(cli.json, &rows, |rows| crate::read_output::task_text(rows));
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_time(flag: &str, text: Option<&str>) -> anyhow::Result<Option<Ts>> {
+    text.map(Ts::parse)
+        .transpose()
+        .map_err(|error| BadInput(format!("{flag}: {error}")).into())
 }
 
 fn manual_claim(args: ClaimArgs) -> anyhow::Result<ManualClaim> {

@@ -5,6 +5,7 @@
 
 mod commands;
 mod output;
+mod read_output;
 
 use std::process::ExitCode;
 

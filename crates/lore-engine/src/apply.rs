@@ -119,7 +119,7 @@ pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, V
     Ok((claims, slot_claims))
 }
 
-fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
+pub fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
     SlotEvidence {
         id: evidence.id.clone(),
         observed_at: evidence.observed_at,

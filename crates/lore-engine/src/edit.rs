@@ -270,7 +270,10 @@ impl Engine {
                     attachment.id
                 }
             };
+            let touched_slots = changes.slots.clone();
             settle(tx, &mut changes, now)?;
+            // Erasure wins over history: rewrite the touched slots' status history from what is left.
+            crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
             let deleted = changes.changed_claims();
             let revision = changes.write_revision(
                 tx,

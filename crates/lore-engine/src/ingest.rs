@@ -118,6 +118,7 @@ fn ingest_in_tx(
     let extractor = SUPPLIED_EXTRACTOR;
     let mut changes = Changes::default();
     let mut outcome = IngestOutcome::Created;
+    let mut previously_recorded: BTreeMap<String, Ts> = BTreeMap::new();
     if let Some(existing) = tx.find_meeting_by_external_id(&input.external_id)? {
         if let Some(run) = tx.find_run(&existing.id, &bundle.content_hash, extractor)? {
             return Ok(IngestReport {
@@ -129,6 +130,11 @@ fn ingest_in_tx(
                 rejected: 0,
                 diagnostics: Vec::new(),
             });
+        }
+        // A statement the new content repeats keeps the transaction time it was first recorded at;
+        // what the new content drops is erased, from the status history too (below).
+        for row in tx.list_evidence_by_meeting(&existing.id)? {
+            previously_recorded.insert(row.id, row.recorded_at);
         }
         remove_meeting(tx, &existing, &mut changes)?;
         outcome = IngestOutcome::Replaced;
@@ -281,6 +287,7 @@ fn ingest_in_tx(
         attachment_ids: &attachment_ids,
         run_id: &run_id,
         now,
+        previously_recorded: &previously_recorded,
     };
     for task in &bundle.tasks {
         let assignee = task
@@ -351,7 +358,11 @@ fn ingest_in_tx(
         stored_claims += 1;
     }
 
+    let touched_slots = changes.slots.clone();
     settle(tx, &mut changes, now)?;
+    if outcome == IngestOutcome::Replaced {
+        crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
+    }
     let diagnostics = std::mem::take(&mut changes.diagnostics);
     let revision =
         changes.write_revision(tx, RevisionAction::ExtractionCommit, &meeting_id, None, now)?;
@@ -391,6 +402,8 @@ struct EvidenceContext<'a> {
     attachment_ids: &'a BTreeMap<String, String>,
     run_id: &'a str,
     now: Ts,
+    /// Transaction times of the replaced content's evidence, by evidence id.
+    previously_recorded: &'a BTreeMap<String, Ts>,
 }
 
 /// Where a piece of evidence sits: its source, time and words.
@@ -565,17 +578,23 @@ fn store_candidate(
     } else {
         EvidenceKind::Support
     };
+    let evidence_id = short_id(
+        "v_",
+        &[
+            &claim.id,
+            located.source_kind.as_str(),
+            &located.source_id,
+            &located.segment_ids.join(","),
+            kind.as_str(),
+        ],
+    );
+    let recorded_at = context
+        .previously_recorded
+        .get(&evidence_id)
+        .copied()
+        .unwrap_or(context.now);
     let evidence = Evidence {
-        id: short_id(
-            "v_",
-            &[
-                &claim.id,
-                located.source_kind.as_str(),
-                &located.source_id,
-                &located.segment_ids.join(","),
-                kind.as_str(),
-            ],
-        ),
+        id: evidence_id,
         claim: claim.id.clone(),
         source_kind: located.source_kind,
         source_id: located.source_id,
@@ -594,7 +613,7 @@ fn store_candidate(
         kind,
         authority: candidate.authority,
         outcome: candidate.outcome,
-        recorded_at: context.now,
+        recorded_at,
     };
     if tx.insert_evidence(&evidence)? {
         changes.record(

@@ -44,7 +44,10 @@ pub struct CopyReport {
 }
 
 fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
-    let mut data = OwnerData { meetings: tx.list_meetings()?, ..OwnerData::default() };
+    let mut data = OwnerData {
+        meetings: tx.list_meetings()?,
+        ..OwnerData::default()
+    };
     for meeting in &data.meetings {
         if let Some(series_id) = &meeting.series {
             if !data.series.iter().any(|s| &s.id == series_id) {

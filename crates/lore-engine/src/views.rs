@@ -176,7 +176,7 @@ impl Engine {
     }
 }
 
-fn entity_view(
+pub(crate) fn entity_view(
     tx: &mut dyn Tx,
     entity: &Entity,
     options: &ShowOptions,

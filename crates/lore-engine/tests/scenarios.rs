@@ -12,7 +12,9 @@ mod common;
 use std::path::Path;
 
 use lore_core::Ts;
-use lore_engine::{Engine, ManualClaim, ShowOptions, SourceRef};
+use lore_engine::{
+    Engine, GraphOptions, ManualClaim, SearchRequest, ShowOptions, SourceRef, TimeTravel,
+};
 use serde_json::{json, Map, Value};
 
 use common::{assert_consistent, backend_engines, TestClock};
@@ -368,6 +370,7 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
                 .unwrap_or_else(|e| panic!("{context}: {e}"));
         }
         assert_consistent(engine, OWNER, &context);
+        read_side_step(engine, step, &context);
         for expect in step["expect"].as_array().cloned().unwrap_or_default() {
             check_expectation(&state, &expect, &context);
         }
@@ -382,6 +385,169 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
                 );
             }
         }
+    }
+}
+
+/// Read-side steps: `search`, `graph`, time travel (`expect_at`) and the erasure check on history.
+fn read_side_step(engine: &Engine, step: &Value, context: &str) {
+    if let Some(query) = step.get("search").and_then(Value::as_str) {
+        let request = SearchRequest {
+            query: query.to_string(),
+            kind: step.get("kind").and_then(Value::as_str).map(str::to_string),
+            limit: 50,
+            newest_first: false,
+        };
+        match (engine.search(OWNER, &request), step.get("expect_error")) {
+            (Ok(hits), None) => {
+                if let Some(wanted) = step.get("expect_hits").and_then(Value::as_u64) {
+                    assert_eq!(
+                        hits.len() as u64,
+                        wanted,
+                        "{context}: hits for {query}: {hits:#?}"
+                    );
+                }
+                if let Some(wanted) = step.get("expect_snippet").and_then(Value::as_str) {
+                    assert!(
+                        hits.iter().any(|h| h.snippet.contains(wanted)),
+                        "{context}: no snippet with {wanted}: {hits:#?}"
+                    );
+                }
+                if let Some(wanted) = step.get("expect_offset").and_then(Value::as_str) {
+                    assert_eq!(hits[0].offset.as_deref(), Some(wanted), "{context}: offset");
+                    assert!(
+                        hits[0].meeting.is_some(),
+                        "{context}: hit names its meeting"
+                    );
+                }
+            }
+            (Err(error), Some(wanted)) => {
+                assert!(
+                    error.is_bad_input(),
+                    "{context}: {error} should be bad input"
+                );
+                let text = error.to_string();
+                assert!(text.contains(wanted.as_str().unwrap()), "{context}: {text}");
+            }
+            (Ok(hits), Some(wanted)) => panic!("{context}: expected error {wanted}, got {hits:?}"),
+            (Err(error), None) => panic!("{context}: search failed: {error}"),
+        }
+    }
+    if let Some(entity) = step.get("graph").and_then(Value::as_str) {
+        let options = GraphOptions {
+            hops: step["hops"].as_u64().unwrap_or(1) as u8,
+            limit: step["limit"].as_u64().unwrap_or(50) as usize,
+            valid_at: step["valid_at"].as_str().map(|t| Ts::parse(t).unwrap()),
+        };
+        let graph = engine
+            .graph(OWNER, entity, &options)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        if let Some(wanted) = step.get("expect_nodes").and_then(Value::as_u64) {
+            assert_eq!(
+                graph.nodes.len() as u64,
+                wanted,
+                "{context}: nodes {:#?}",
+                graph.nodes
+            );
+        }
+        if let Some(wanted) = step.get("expect_truncated").and_then(Value::as_bool) {
+            assert_eq!(graph.truncated, wanted, "{context}: truncated");
+        }
+        for name in step["expect_node_names"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(
+                graph.nodes.iter().any(|n| json!(n.name) == name),
+                "{context}: no node {name}: {:#?}",
+                graph.nodes
+            );
+        }
+        for name in step["expect_no_node_names"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(
+                !graph.nodes.iter().any(|n| json!(n.name) == name),
+                "{context}: unexpected node {name}"
+            );
+        }
+        let ids: std::collections::BTreeSet<&str> =
+            graph.nodes.iter().map(|n| n.id.as_str()).collect();
+        for edge in &graph.edges {
+            assert!(
+                ids.contains(edge.from.as_str()) && ids.contains(edge.to.as_str()),
+                "{context}: edge to a node that is not shown: {edge:?}"
+            );
+        }
+        if let Some(wanted) = step.get("expect_edges").and_then(Value::as_u64) {
+            assert_eq!(
+                graph.edges.len() as u64,
+                wanted,
+                "{context}: edges {:#?}",
+                graph.edges
+            );
+        }
+    }
+    for expect in step["expect_at"].as_array().cloned().unwrap_or_default() {
+        let at = TimeTravel {
+            valid_at: expect["valid_at"].as_str().map(|t| Ts::parse(t).unwrap()),
+            known_at: expect["known_at"].as_str().map(|t| Ts::parse(t).unwrap()),
+        };
+        let entity = expect["entity"].as_str().unwrap();
+        let view = engine
+            .show_at(OWNER, entity, &at)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        let label = format!("{context} at {at:?}");
+        for expected in expect["claims"].as_array().cloned().unwrap_or_default() {
+            let predicate = expected["predicate"].as_str().unwrap();
+            let value = expected["value"].as_str().unwrap();
+            let claim = find_claim(&view, predicate, value, None).unwrap_or_else(|| {
+                panic!(
+                    "{label}: no {predicate}={value}; has {:?}",
+                    view.claims.iter().map(claim_value).collect::<Vec<_>>()
+                )
+            });
+            let actual = serde_json::to_value(claim).unwrap();
+            for (field, wanted) in expected.as_object().unwrap() {
+                if !matches!(field.as_str(), "predicate" | "value") {
+                    assert_eq!(
+                        &actual[field], wanted,
+                        "{label}: {predicate}={value} {field}"
+                    );
+                }
+            }
+        }
+        for absent in expect["absent"].as_array().cloned().unwrap_or_default() {
+            let predicate = absent["predicate"].as_str().unwrap();
+            let value = absent["value"].as_str().unwrap();
+            assert!(
+                find_claim(&view, predicate, value, None).is_none(),
+                "{label}: {predicate}={value} should not show"
+            );
+        }
+    }
+    if step.get("expect_history_clean") == Some(&json!(true)) {
+        let problems = engine
+            .read(OWNER, |tx| {
+                let mut problems = Vec::new();
+                for claim in tx.list_claims()? {
+                    for row in tx.list_status_changes(&claim.id)? {
+                        if let Some(successor) = &row.derived.superseded_by {
+                            if tx.find_claim(successor)?.is_none() {
+                                problems.push(format!(
+                                    "history of {} names deleted claim {successor}",
+                                    claim.id
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(problems)
+            })
+            .unwrap();
+        assert!(problems.is_empty(), "{context}: {problems:?}");
     }
 }
 

@@ -16,7 +16,32 @@ pub mod testing;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
-pub use sqlite::SqliteStore;
+
+pub use sqlite::{SqliteStore, HOT_QUERIES};
+
+/// One full-text search candidate: which document matched, where it sits, and its text rank
+/// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchCandidate {
+    pub doc: i64,
+    /// `entity`, `claim`, `segment` or `note`.
+    pub kind: String,
+    /// The entity, claim or note id; for a segment, `<meeting id>/<segment id>`.
+    pub reference: String,
+    pub meeting: Option<String>,
+    pub start_ms: Option<i64>,
+    pub at: Option<Ts>,
+    pub rank: f64,
+}
+
+/// A meeting linked to an entity: the entity attended it, or the meeting's evidence speaks about it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MeetingLink {
+    pub meeting: String,
+    pub entity: String,
+    /// `attended` or `mentioned_in`.
+    pub relation: String,
+}
 
 /// What can go wrong in storage. Engine errors travel through [`StoreError::Aborted`] untouched.
 #[derive(Debug, thiserror::Error)]
@@ -165,4 +190,44 @@ pub trait Tx {
     /// The strong identifiers `(scheme, value)` that resolve to the entity.
     fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
     fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>>;
+
+    // Read side: search, graph neighborhood, time travel, deadlines and tasks.
+    /// Full-text candidates for `query` among the owner's documents (of one `kind` when given), the
+    /// most recently indexed first, at most `limit`: ranking cost stays bounded however common a word.
+    fn search_candidates(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<SearchCandidate>>;
+    /// The document's text around the matches of `query`, matches wrapped in `[` and `]`.
+    fn find_search_snippet(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>>;
+    /// For every claim of `subject`, its latest status-history row recorded at or before `at`.
+    fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>>;
+    /// Replaces a claim's whole status history with `rows`, in order.
+    fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()>;
+    fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>>;
+    /// Claims that link the entity to another (it is subject with an object or context, or it is the
+    /// object or context): active ones first, then the most recently observed, at most `limit`.
+    fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>>;
+    /// Meetings the entity attended or whose evidence speaks about it, most recent first.
+    fn list_meeting_links_by_entity(
+        &mut self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<MeetingLink>>;
+    /// Entities that attended the meeting or that its evidence speaks about.
+    fn list_meeting_links_by_meeting(
+        &mut self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<MeetingLink>>;
+    /// When the entity was observed (evidence of its claims, names it was called by), for topic weight.
+    fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>>;
+    fn list_tasks(&mut self) -> StoreResult<Vec<Task>>;
+    fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>>;
 }

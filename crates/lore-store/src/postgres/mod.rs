@@ -2,6 +2,7 @@
 //! transactions (an advisory lock on the owner plus retries of serialization failures), and the same
 //! row encodings as SQLite. Every table and index leads with `owner` (Citus-ready).
 
+mod read_side;
 mod rows;
 
 use std::collections::HashMap;
@@ -332,7 +333,7 @@ impl PgTx<'_, '_> {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("domain values serialize")
 }
 
@@ -1220,5 +1221,66 @@ impl Tx for PgTx<'_, '_> {
             &[&owner, &meeting],
             run_row,
         )
+    }
+
+    fn search_candidates(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::SearchCandidate>> {
+        self.read_search_candidates(query, kind, limit)
+    }
+
+    fn find_search_snippet(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>> {
+        self.read_search_snippet(query, doc)
+    }
+
+    fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>> {
+        self.read_status_as_of(subject, at)
+    }
+
+    fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()> {
+        self.write_status_history(claim, rows)
+    }
+
+    fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>> {
+        self.read_claims_by_predicate(predicate)
+    }
+
+    fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>> {
+        self.read_claims_linking(entity, limit)
+    }
+
+    fn list_meeting_links_by_entity(
+        &mut self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_entity(entity, limit)
+    }
+
+    fn list_meeting_links_by_meeting(
+        &mut self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_meeting(meeting, limit)
+    }
+
+    fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
+        self.read_observation_times(entity)
+    }
+
+    fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {
+        self.read_tasks()
+    }
+
+    fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
+        self.read_tasks_by_assignee(entity)
     }
 }

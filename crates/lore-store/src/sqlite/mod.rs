@@ -1,5 +1,7 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
+mod planner;
+mod read_side;
 mod rows;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +13,8 @@ use rusqlite::{params, Connection, OptionalExtension, Params, Row, TransactionBe
 
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
+
+pub use read_side::HOT_QUERIES;
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
 const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
@@ -153,7 +157,7 @@ fn migrate(connection: &mut Connection) -> StoreResult<()> {
             .map_err(backend)?;
         transaction.commit().map_err(backend)?;
     }
-    Ok(())
+    planner::seed_planner_statistics(connection).map_err(backend)
 }
 
 impl Store for SqliteStore {
@@ -206,6 +210,13 @@ impl Store for SqliteStore {
             .map_err(backend)?;
         for violation in violations {
             problems.push(violation.map_err(backend)?);
+        }
+        // The search index must match the documents it indexes (FTS5's own consistency check).
+        if let Err(error) = connection.execute(
+            "INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)",
+            [],
+        ) {
+            problems.push(format!("search index: {error}"));
         }
         Ok(problems)
     }
@@ -1134,6 +1145,67 @@ impl Tx for SqliteTx<'_> {
                 })
             },
         )
+    }
+
+    fn search_candidates(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::SearchCandidate>> {
+        self.read_search_candidates(query, kind, limit)
+    }
+
+    fn find_search_snippet(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>> {
+        self.read_search_snippet(query, doc)
+    }
+
+    fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>> {
+        self.read_status_as_of(subject, at)
+    }
+
+    fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()> {
+        self.write_status_history(claim, rows)
+    }
+
+    fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>> {
+        self.read_claims_by_predicate(predicate)
+    }
+
+    fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>> {
+        self.read_claims_linking(entity, limit)
+    }
+
+    fn list_meeting_links_by_entity(
+        &mut self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_entity(entity, limit)
+    }
+
+    fn list_meeting_links_by_meeting(
+        &mut self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_meeting(meeting, limit)
+    }
+
+    fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
+        self.read_observation_times(entity)
+    }
+
+    fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {
+        self.read_tasks()
+    }
+
+    fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
+        self.read_tasks_by_assignee(entity)
     }
 }
 
