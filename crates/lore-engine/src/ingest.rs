@@ -69,7 +69,9 @@ impl Engine {
     pub fn ingest_bundle(&self, owner: &str, bundle: &Bundle) -> EngineResult<IngestReport> {
         let blobs = self.store_blobs(bundle)?;
         let now = self.now();
-        self.write(owner, |tx| ingest_in_tx(self, tx, bundle, &blobs, now))
+        self.write(owner, |tx| {
+            ingest_in_tx(self, tx, owner, bundle, &blobs, now)
+        })
     }
 
     /// Copies attachment bytes into the content-addressed blob folder before the transaction; a blob
@@ -109,6 +111,7 @@ impl Engine {
 fn ingest_in_tx(
     engine: &Engine,
     tx: &mut dyn Tx,
+    owner: &str,
     bundle: &Bundle,
     blobs: &BTreeMap<String, (String, i64)>,
     now: Ts,
@@ -178,21 +181,55 @@ fn ingest_in_tx(
         participants_by_name: BTreeMap::new(),
     };
     let mut speaker_names: BTreeMap<String, String> = BTreeMap::new();
+    let mappings = tx.list_participant_mappings(&meeting_id)?;
+    let mut applied_mappings = Vec::new();
     for (idx, participant) in bundle.participants.iter().enumerate() {
-        let reference = lore_ingest::EntityRef {
-            kind: EntityKind::Person,
-            name: participant.display_name.clone(),
-            email: participant.email.clone(),
-            domain: None,
-            external_key: None,
-            key: None,
-        };
-        let person = resolve(tx, &reference, Some(&scope), &mut changes)?;
-        scope
-            .participants_by_name
-            .insert(value_key(&participant.display_name), person.clone());
         if let Some(label) = &participant.speaker_label {
             speaker_names.insert(label.clone(), participant.display_name.clone());
+        }
+        let decision = crate::participants::decision_for(
+            &mappings,
+            &participant.display_name,
+            participant.email.as_deref(),
+        );
+        let excluded = decision
+            .as_ref()
+            .is_some_and(|d| d.source == MappingSource::Excluded);
+        applied_mappings.extend(decision.as_ref().map(|d| d.key.clone()));
+        // The owner is never added as a participant of their own meetings.
+        let is_owner = participant
+            .email
+            .as_deref()
+            .is_some_and(|email| email.eq_ignore_ascii_case(owner));
+        let manual_person = match &decision {
+            Some(d) if d.source == MappingSource::Manual => {
+                crate::participants::mapped_person(tx, d)?
+            }
+            _ => None,
+        };
+        let person = if excluded || is_owner {
+            None
+        } else if let Some(person) = manual_person {
+            crate::resolve::record_participant_alias(
+                tx,
+                &person,
+                &participant.display_name,
+                &scope,
+            )?;
+            changes.entities.insert(person.clone());
+            Some(person)
+        } else {
+            Some(crate::resolve::resolve_participant(
+                tx,
+                participant,
+                &scope,
+                &mut changes,
+            )?)
+        };
+        if let Some(person) = &person {
+            scope
+                .participants_by_name
+                .insert(value_key(&participant.display_name), person.clone());
         }
         tx.insert_participant(&Participant {
             meeting: meeting_id.clone(),
@@ -202,9 +239,33 @@ fn ingest_in_tx(
             platform_stable_id: participant.platform_stable_id.clone(),
             device_id: participant.device_id.clone(),
             speaker_label: participant.speaker_label.clone(),
+            person_entity: person,
+            excluded,
+        })?;
+    }
+    // Manual adds that the bundle does not list are re-applied after it.
+    let mut next_idx = bundle.participants.len() as i64;
+    for mapping in &mappings {
+        if mapping.source != MappingSource::Manual || applied_mappings.contains(&mapping.key) {
+            continue;
+        }
+        let Some(person) = crate::participants::mapped_person(tx, mapping)? else {
+            continue;
+        };
+        crate::resolve::record_participant_alias(tx, &person, &mapping.display_name, &scope)?;
+        changes.entities.insert(person.clone());
+        tx.insert_participant(&Participant {
+            meeting: meeting_id.clone(),
+            idx: next_idx,
+            display_name: mapping.display_name.clone(),
+            email: mapping.email.clone(),
+            platform_stable_id: None,
+            device_id: None,
+            speaker_label: None,
             person_entity: Some(person),
             excluded: false,
         })?;
+        next_idx += 1;
     }
     for (seq, segment) in bundle.segments.iter().enumerate() {
         tx.insert_segment(&Segment {

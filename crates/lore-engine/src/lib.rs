@@ -7,9 +7,12 @@
 mod apply;
 mod edit;
 mod error;
+mod identity;
 mod ingest;
 mod inspect;
+mod participants;
 mod resolve;
+mod undo;
 mod views;
 
 use std::sync::Arc;
@@ -19,8 +22,10 @@ use lore_store::{Store, StoreError, Tx};
 
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
+pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
+pub use participants::ParticipantView;
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
 };

@@ -155,4 +155,23 @@ pub trait Tx {
     fn delete_suggestion(&mut self, id: &str) -> StoreResult<()>;
     fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()>;
     fn list_tags(&mut self) -> StoreResult<Vec<Tag>>;
+
+    // Identity: merge, split, undo, participants, tasks (issue 3).
+    /// Inserts the claim, or replaces every column of the stored one (restoring a snapshot).
+    fn upsert_claim(&mut self, claim: &Claim) -> StoreResult<()>;
+    fn delete_alias(&mut self, alias: &Alias) -> StoreResult<()>;
+    /// Every `(scheme, value)` identifier that resolves to the entity.
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
+    fn delete_identifier(&mut self, scheme: &IdentifierScheme, value: &str) -> StoreResult<()>;
+    /// Participant rows (of any meeting) mapped to the person.
+    fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>>;
+    /// Replaces the participant row `(meeting, idx)`.
+    fn update_participant(&mut self, participant: &Participant) -> StoreResult<()>;
+    fn delete_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()>;
+    fn find_task(&mut self, id: &str) -> StoreResult<Option<Task>>;
+    /// A user's decision about one participant of one meeting; it outlives re-ingestion.
+    fn upsert_participant_mapping(&mut self, mapping: &ParticipantMapping) -> StoreResult<()>;
+    fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>>;
+    fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()>;
+    fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()>;
 }

@@ -302,3 +302,17 @@ CREATE TABLE suggestions (
     PRIMARY KEY (owner, id)
 ) WITHOUT ROWID;
 CREATE INDEX suggestions_by_status ON suggestions (owner, status);
+
+-- Identity (issue 3): user decisions about participants. A row with source 'excluded' is a tombstone
+-- that automatic sync never re-adds; 'manual' rows are re-applied whenever the meeting is re-ingested.
+CREATE TABLE participant_mappings (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    email TEXT,
+    person_entity TEXT,
+    PRIMARY KEY (owner, meeting, key)
+) WITHOUT ROWID;
+CREATE INDEX supersedes_by_target ON claim_supersedes (owner, target);

@@ -1,0 +1,308 @@
+//! Undo (L18): a revision's `before` snapshot holds the first state of every row the action changed,
+//! keyed `table:id`, and its `after` the last. Undo checks that every such row still looks like
+//! `after` (otherwise something changed it since, and undoing would lose that change: a conflict),
+//! restores `before` (deleting rows that did not exist), re-settles the touched slots and entities,
+//! and writes an `undo` revision of its own. Undoing a merge also records the pair as different.
+//!
+//! Source deletions are not undoable (erasure wins, SPEC 4); neither is an ingest, whose sources
+//! are not snapshotted: deleting the meeting is its inverse.
+
+use std::collections::BTreeSet;
+
+use lore_core::model::*;
+use lore_store::Tx;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::apply::{settle, Changes};
+use crate::identity::{tombstone_pair, IdentityReport};
+use crate::{Engine, EngineError, EngineResult};
+
+/// Tables in the order their rows are deleted; restoring runs in the reverse order, so that a row
+/// is written after the rows it refers to.
+const TABLES: &[&str] = &[
+    "supersedes",
+    "evidence",
+    "claim",
+    "alias",
+    "identifier",
+    "participant_mapping",
+    "participant",
+    "resource_link",
+    "task",
+    "suggestion",
+    "entity",
+];
+
+impl Engine {
+    /// Restores the rows a revision changed to their state before it (see the module comment).
+    pub fn undo(&self, owner: &str, revision_id: &str) -> EngineResult<IdentityReport> {
+        let now = self.now();
+        self.write(owner, |tx| {
+            let revision = tx.find_revision(revision_id)?.ok_or_else(|| {
+                EngineError::NotFound(format!("no revision with id '{revision_id}'"))
+            })?;
+            match revision.action {
+                RevisionAction::SourceCascadeDelete => {
+                    return Err(EngineError::Conflict(format!(
+                        "revision {revision_id} deleted a source; a deletion cannot be undone"
+                    )))
+                }
+                RevisionAction::ExtractionCommit => {
+                    return Err(EngineError::Conflict(format!(
+                        "revision {revision_id} ingested a meeting; delete the meeting to undo it"
+                    )))
+                }
+                _ => {}
+            }
+            let empty = serde_json::Map::new();
+            let before = revision.before.as_object().unwrap_or(&empty);
+            let after = revision.after.as_object().unwrap_or(&empty);
+            let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+            for key in &keys {
+                let table = key.split_once(':').map_or("", |(table, _)| table);
+                if !TABLES.contains(&table) {
+                    return Err(EngineError::Conflict(format!(
+                        "revision {revision_id} changed {key}, which undo cannot restore"
+                    )));
+                }
+                let recorded_after = after.get(*key).unwrap_or(&Value::Null);
+                let hint = if recorded_after.is_null() {
+                    before.get(*key).unwrap_or(&Value::Null)
+                } else {
+                    recorded_after
+                };
+                let current = read_row(tx, table, hint)?.unwrap_or(Value::Null);
+                if &current != recorded_after {
+                    return Err(EngineError::Conflict(format!(
+                        "cannot undo revision {revision_id}: {key} changed since; undo the later \
+                         revisions first"
+                    )));
+                }
+            }
+
+            let mut changes = Changes::default();
+            for table in TABLES {
+                for key in keys.iter().filter(|k| k.starts_with(&format!("{table}:"))) {
+                    let old = before.get(*key).unwrap_or(&Value::Null);
+                    let recorded_after = after.get(*key).unwrap_or(&Value::Null);
+                    if old.is_null() && !recorded_after.is_null() {
+                        delete_row(tx, table, recorded_after, &mut changes)?;
+                        changes.record((*key).clone(), Some(recorded_after.clone()), None);
+                    }
+                }
+            }
+            for table in TABLES.iter().rev() {
+                for key in keys.iter().filter(|k| k.starts_with(&format!("{table}:"))) {
+                    let old = before.get(*key).unwrap_or(&Value::Null);
+                    let recorded_after = after.get(*key).unwrap_or(&Value::Null);
+                    if !old.is_null() && old != recorded_after {
+                        write_row(tx, table, old, recorded_after, &mut changes)?;
+                        let previous = (!recorded_after.is_null()).then(|| recorded_after.clone());
+                        changes.record((*key).clone(), previous, Some(old.clone()));
+                    }
+                }
+            }
+            settle(tx, &mut changes, now)?;
+            if revision.action == RevisionAction::EntityMerge {
+                if let Some(secondary) = &revision.secondary {
+                    tombstone_pair(tx, &revision.target, secondary, &mut changes)?;
+                }
+            }
+            let id = changes.write_revision(
+                tx,
+                RevisionAction::Undo,
+                &revision.id,
+                Some(&revision.target),
+                now,
+            )?;
+            Ok(IdentityReport {
+                revision: id,
+                entity: revision.target.clone(),
+                other: revision.secondary.clone(),
+                claims_moved: 0,
+            })
+        })
+    }
+}
+
+fn parse<T: DeserializeOwned>(value: &Value) -> EngineResult<T> {
+    serde_json::from_value(value.clone())
+        .map_err(|error| EngineError::Internal(format!("unreadable revision snapshot: {error}")))
+}
+
+fn text<'v>(value: &'v Value, field: &str) -> &'v str {
+    value.get(field).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn json<T: serde::Serialize>(row: Option<T>) -> Option<Value> {
+    row.and_then(|row| serde_json::to_value(row).ok())
+}
+
+/// The current state of the row a snapshot describes, as JSON.
+fn read_row(tx: &mut dyn Tx, table: &str, hint: &Value) -> EngineResult<Option<Value>> {
+    Ok(match table {
+        "entity" => json(tx.find_entity(text(hint, "id"))?),
+        "claim" => json(tx.find_claim(text(hint, "id"))?),
+        "evidence" => json(
+            tx.list_evidence_by_claim(text(hint, "claim"))?
+                .into_iter()
+                .find(|row| row.id == text(hint, "id")),
+        ),
+        "supersedes" => {
+            let link: SupersedesLink = parse(hint)?;
+            json(
+                tx.list_supersedes_links(&link.claim)?
+                    .into_iter()
+                    .find(|row| *row == link),
+            )
+        }
+        "alias" => {
+            let alias: Alias = parse(hint)?;
+            json(
+                tx.list_aliases(&alias.entity)?
+                    .into_iter()
+                    .find(|row| row.alias == alias.alias && row.meeting == alias.meeting),
+            )
+        }
+        "identifier" => {
+            let (scheme, value) = (text(hint, "scheme"), text(hint, "value"));
+            tx.find_entity_by_identifier(scheme, value)?
+                .map(|entity| crate::identity::identifier_value(scheme, value, &entity))
+        }
+        "participant" => {
+            let wanted: Participant = parse(hint)?;
+            json(
+                tx.list_participants(&wanted.meeting)?
+                    .into_iter()
+                    .find(|row| row.idx == wanted.idx),
+            )
+        }
+        "participant_mapping" => {
+            let wanted: ParticipantMapping = parse(hint)?;
+            json(
+                tx.list_participant_mappings(&wanted.meeting)?
+                    .into_iter()
+                    .find(|row| row.key == wanted.key),
+            )
+        }
+        "resource_link" => {
+            let wanted: ResourceLink = parse(hint)?;
+            let mut rows = match &wanted.entity {
+                Some(entity) => tx.list_resource_links_by_entity(entity)?,
+                None => Vec::new(),
+            };
+            if let Some(meeting) = &wanted.meeting {
+                rows.extend(tx.list_resource_links_by_meeting(meeting)?);
+            }
+            json(rows.into_iter().find(|row| row.id == wanted.id))
+        }
+        "task" => json(tx.find_task(text(hint, "id"))?),
+        "suggestion" => json(tx.find_suggestion(text(hint, "id"))?),
+        _ => None,
+    })
+}
+
+/// Deletes the row a snapshot describes.
+fn delete_row(
+    tx: &mut dyn Tx,
+    table: &str,
+    row: &Value,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    match table {
+        "entity" => tx.delete_entity(text(row, "id"))?,
+        "claim" => {
+            let claim: Claim = parse(row)?;
+            tx.delete_claim(&claim.id)?;
+            changes.touch_claim(&claim);
+        }
+        "evidence" => tx.delete_evidence(text(row, "id"))?,
+        "supersedes" => tx.delete_supersedes_link(&parse(row)?)?,
+        "alias" => {
+            let alias: Alias = parse(row)?;
+            tx.delete_alias(&alias)?;
+            changes.entities.insert(alias.entity);
+        }
+        "identifier" => tx.delete_identifier(text(row, "scheme"), text(row, "value"))?,
+        "participant" => {
+            let participant: Participant = parse(row)?;
+            tx.delete_participant(&participant.meeting, participant.idx)?;
+            changes.entities.extend(participant.person_entity);
+        }
+        "participant_mapping" => {
+            tx.delete_participant_mapping(text(row, "meeting"), text(row, "key"))?
+        }
+        "resource_link" => tx.delete_resource_link(text(row, "id"))?,
+        "task" => tx.delete_task(text(row, "id"))?,
+        "suggestion" => tx.delete_suggestion(text(row, "id"))?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Writes a snapshot row back (`current` is what the revision left, `null` when it deleted the row).
+fn write_row(
+    tx: &mut dyn Tx,
+    table: &str,
+    row: &Value,
+    current: &Value,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    match table {
+        "entity" => {
+            let entity: Entity = parse(row)?;
+            changes.entities.insert(entity.id.clone());
+            tx.upsert_entity(&entity)?;
+        }
+        "claim" => {
+            let claim: Claim = parse(row)?;
+            tx.upsert_claim(&claim)?;
+            changes.touch_claim(&claim);
+        }
+        "evidence" => {
+            let evidence: Evidence = parse(row)?;
+            if !current.is_null() {
+                tx.delete_evidence(&evidence.id)?;
+            }
+            tx.insert_evidence(&evidence)?;
+        }
+        "supersedes" => tx.insert_supersedes_link(&parse(row)?)?,
+        "alias" => {
+            let alias: Alias = parse(row)?;
+            tx.insert_alias(&alias)?;
+            changes.entities.insert(alias.entity);
+        }
+        "identifier" => {
+            let (scheme, value) = (text(row, "scheme"), text(row, "value"));
+            tx.delete_identifier(scheme, value)?;
+            tx.insert_identifier(scheme, value, text(row, "entity"))?;
+        }
+        "participant" => {
+            let participant: Participant = parse(row)?;
+            if current.is_null() {
+                tx.insert_participant(&participant)?;
+            } else {
+                tx.update_participant(&participant)?;
+            }
+            changes.entities.extend(participant.person_entity);
+        }
+        "participant_mapping" => tx.upsert_participant_mapping(&parse(row)?)?,
+        "resource_link" => {
+            let link: ResourceLink = parse(row)?;
+            tx.delete_resource_link(&link.id)?;
+            tx.upsert_resource_link(&link)?;
+            changes.entities.extend(link.entity);
+        }
+        "task" => {
+            let task: Task = parse(row)?;
+            tx.insert_task(&task)?;
+            changes
+                .entities
+                .extend(task.assignee.iter().chain(task.project.iter()).cloned());
+        }
+        "suggestion" => tx.upsert_suggestion(&parse(row)?)?,
+        _ => {}
+    }
+    Ok(())
+}
