@@ -5,11 +5,13 @@
 //! their state, and writes back what changed, all inside one owner-scoped transaction.
 
 mod apply;
+mod curate;
 mod edit;
 mod error;
 mod identity;
 mod ingest;
 mod inspect;
+mod links;
 mod participants;
 mod resolve;
 mod undo;
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use lore_core::{Registry, Ts};
 use lore_store::{Store, StoreError, Tx};
 
+pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use identity::{IdentityReport, SplitSelection};
