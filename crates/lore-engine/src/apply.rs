@@ -239,7 +239,8 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
     let has_manual_data = entity.manual_name.is_some()
         || !entity.manual_attributes.is_empty()
         || entity.manual_brief.is_some()
-        || entity.pinned;
+        || entity.pinned
+        || !entity.do_not_merge_with.is_empty();
     // A merged entity stays as a redirect to its survivor (L18), whatever refers to it.
     if !has_manual_data
         && entity.status != EntityStatus::Merged

@@ -62,6 +62,7 @@ pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String
                 && entity.manual_name.is_none()
                 && entity.manual_attributes.is_empty()
                 && !entity.pinned
+                && entity.do_not_merge_with.is_empty()
             {
                 problems.push(format!("entity {} is supported by nothing", entity.id));
             }
