@@ -356,3 +356,31 @@ fn another_owner_cannot_touch_identity_l20() {
     }
     assert_eq!(before, snapshot(&lore));
 }
+
+#[test]
+fn undoing_an_ingest_removes_its_meeting_with_the_l13_cascade() {
+    let lore = Lore::new();
+    let report = lore.ingest_examples();
+    let revisions: Vec<String> = report["revisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect();
+    let last = revisions.last().unwrap().clone();
+    let meetings_before = lore.json(&["meetings"]).as_array().unwrap().len();
+    lore.json(&["undo", &last]);
+    assert_eq!(
+        lore.json(&["meetings"]).as_array().unwrap().len(),
+        meetings_before - 1
+    );
+    lore.run(&["check"]).success();
+    lore.run(&["undo", &last]).code(2);
+    // Ingesting it again brings it back as new.
+    let again = lore.ingest_examples();
+    assert!(again["meetings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["outcome"] == "created"));
+}

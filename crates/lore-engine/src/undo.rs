@@ -4,8 +4,10 @@
 //! restores `before` (deleting rows that did not exist), re-settles the touched slots and entities,
 //! and writes an `undo` revision of its own. Undoing a merge also records the pair as different.
 //!
-//! Source deletions are not undoable (erasure wins, SPEC 4); neither is an ingest, whose sources
-//! are not snapshotted: deleting the meeting is its inverse.
+//! Source deletions are not undoable (erasure wins, SPEC 4). An ingest that created its meeting is
+//! undone by removing the meeting with the L13 cascade, as long as it is still the meeting's
+//! current content; an ingest that replaced earlier content is not (the earlier sources are not
+//! snapshotted: ingesting the earlier bundle again restores them).
 
 use std::collections::BTreeSet;
 
@@ -49,9 +51,7 @@ impl Engine {
                     )))
                 }
                 RevisionAction::ExtractionCommit => {
-                    return Err(EngineError::Conflict(format!(
-                        "revision {revision_id} ingested a meeting; delete the meeting to undo it"
-                    )))
+                    return undo_ingest(tx, &revision, now);
                 }
                 _ => {}
             }
@@ -305,4 +305,57 @@ fn write_row(
         _ => {}
     }
     Ok(())
+}
+
+/// Undoes an ingest that created its meeting: the meeting goes with everything only it supported.
+fn undo_ingest(
+    tx: &mut dyn Tx,
+    revision: &Revision,
+    now: lore_core::Ts,
+) -> EngineResult<IdentityReport> {
+    let meeting_key = format!("meeting:{}", revision.target);
+    let replaced = revision
+        .before
+        .get(&meeting_key)
+        .is_some_and(|before| !before.is_null());
+    if replaced {
+        return Err(EngineError::Conflict(format!(
+            "revision {} replaced an earlier version of its meeting; ingest that version again \
+             instead",
+            revision.id
+        )));
+    }
+    let current = match tx.find_meeting(&revision.target)? {
+        Some(meeting) => tx
+            .find_run(
+                &meeting.id,
+                &meeting.content_hash,
+                crate::ingest::SUPPLIED_EXTRACTOR,
+            )?
+            .filter(|run| run.revision == revision.id)
+            .map(|_| meeting),
+        None => None,
+    };
+    let Some(meeting) = current else {
+        return Err(EngineError::Conflict(format!(
+            "cannot undo revision {}: its meeting changed or was deleted since",
+            revision.id
+        )));
+    };
+    let mut changes = Changes::default();
+    crate::apply::remove_meeting(tx, &meeting, &mut changes)?;
+    settle(tx, &mut changes, now)?;
+    let id = changes.write_revision(
+        tx,
+        RevisionAction::Undo,
+        &revision.id,
+        Some(&meeting.id),
+        now,
+    )?;
+    Ok(IdentityReport {
+        revision: id,
+        entity: meeting.id.clone(),
+        other: None,
+        claims_moved: 0,
+    })
 }
