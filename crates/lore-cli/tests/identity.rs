@@ -261,6 +261,26 @@ fn tasks_change_status_and_show_on_person_and_project() {
     );
     lore.run(&["undo", &revision(&done)]).code(2);
     lore.run(&["task", "done", "t_unknown"]).code(2);
+
+    // The user's status outlives deleting and re-ingesting every meeting; undo takes it back.
+    let status_on_alice = |lore: &Lore| {
+        lore.json(&["show", ALICE])["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == json!(id))
+            .unwrap()["status"]
+            .clone()
+    };
+    let reopened = lore.json(&["task", "reopen", &id]);
+    lore.json(&["undo", &revision(&reopened)]);
+    assert_eq!(status_on_alice(&lore), "canceled");
+    for meeting in lore.json(&["meetings"]).as_array().unwrap() {
+        lore.json(&["delete", "meeting", meeting["id"].as_str().unwrap()]);
+    }
+    lore.ingest_examples();
+    assert_eq!(status_on_alice(&lore), "canceled");
+    lore.run(&["check"]).success();
 }
 
 #[test]

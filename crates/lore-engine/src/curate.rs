@@ -142,6 +142,13 @@ impl Engine {
             updated.status = status;
             tx.insert_task(&updated)?;
             changes.record_row(format!("task:{task}"), Some(&stored), Some(&updated));
+            let decision = tx.find_task_decision(task)?;
+            tx.upsert_task_decision(task, status)?;
+            changes.record(
+                format!("task_decision:{task}"),
+                decision.map(|d| json!({"task": task, "status": d})),
+                Some(json!({"task": task, "status": status})),
+            );
             changes
                 .entities
                 .extend(stored.assignee.iter().chain(stored.project.iter()).cloned());

@@ -179,6 +179,12 @@ fn ingest_in_tx(
         series_id: series_id.as_deref(),
         observed_at: input.started_at,
         participants_by_name: BTreeMap::new(),
+        participant_domains: bundle
+            .participants
+            .iter()
+            .flat_map(|p| p.email.iter().chain(p.additional_emails.iter()))
+            .filter_map(|email| email.split_once('@').map(|(_, domain)| domain.to_string()))
+            .collect(),
     };
     let mut speaker_names: BTreeMap<String, String> = BTreeMap::new();
     let mappings = tx.list_participant_mappings(&meeting_id)?;
@@ -355,11 +361,14 @@ fn ingest_in_tx(
             .map(|r| resolve(tx, r, Some(&scope), &mut changes))
             .transpose()?;
         let evidence = task.evidence.as_ref().map(|e| context.locate(e));
+        let task_id = short_id("t_", &[&meeting_id, &value_key(&task.title)]);
+        // A status the user set outlives re-ingestion of the meeting.
+        let status = tx.find_task_decision(&task_id)?.unwrap_or(task.status);
         let stored = Task {
-            id: short_id("t_", &[&meeting_id, &value_key(&task.title)]),
+            id: task_id,
             meeting: Some(meeting_id.clone()),
             title: collapse_whitespace(&task.title),
-            status: task.status,
+            status,
             assignee,
             project,
             due_at: task.due_at,

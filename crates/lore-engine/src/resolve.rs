@@ -22,6 +22,29 @@ pub struct MeetingScope<'a> {
     pub observed_at: Ts,
     /// Participants' person entities by normalized display name (names resolve within one meeting only).
     pub participants_by_name: BTreeMap<String, String>,
+    /// Domains of the participants' verified emails (L16).
+    pub participant_domains: Vec<String>,
+}
+
+/// L16: a company named without a domain takes the verified email domain of a participant of the
+/// same meeting when the domain's name is exactly the company's name (`Globex` and `globex.com`);
+/// never a public mail domain.
+fn participant_domain_for(name: &str, scope: Option<&MeetingScope>) -> Option<String> {
+    let compact: String = slug(name).chars().filter(|c| *c != '-').collect();
+    if compact.is_empty() {
+        return None;
+    }
+    let scope = scope?;
+    let mut candidates: Vec<&String> = scope
+        .participant_domains
+        .iter()
+        .filter(|domain| !is_public_mail_domain(domain))
+        .filter(|domain| domain.split('.').next() == Some(compact.as_str()))
+        .collect();
+    candidates.sort();
+    candidates.dedup();
+    // Two different domains with that name (acme.com, acme.io) say nothing about which one is meant.
+    (candidates.len() == 1).then(|| candidates[0].clone())
 }
 
 /// The strong identifier an entity reference carries, as `(scheme, value)`.
@@ -52,6 +75,8 @@ fn identifier(
                 ("domain".into(), domain, EntityStatus::Active)
             } else if let Some(key) = &reference.external_key {
                 ("external".into(), key.to_lowercase(), EntityStatus::Active)
+            } else if let Some(domain) = participant_domain_for(&reference.name, scope) {
+                ("domain".into(), domain, EntityStatus::Active)
             } else {
                 let scope_id = scope.map_or("manual", |s| s.series_id.unwrap_or(s.meeting_id));
                 (

@@ -32,6 +32,7 @@ const TABLES: &[&str] = &[
     "participant",
     "resource_link",
     "task",
+    "task_decision",
     "suggestion",
     "entity",
 ];
@@ -198,6 +199,11 @@ fn read_row(tx: &mut dyn Tx, table: &str, hint: &Value) -> EngineResult<Option<V
             json(rows.into_iter().find(|row| row.id == wanted.id))
         }
         "task" => json(tx.find_task(text(hint, "id"))?),
+        "task_decision" => {
+            let task = text(hint, "task");
+            tx.find_task_decision(task)?
+                .map(|status| serde_json::json!({"task": task, "status": status}))
+        }
         "suggestion" => json(tx.find_suggestion(text(hint, "id"))?),
         _ => None,
     })
@@ -235,6 +241,7 @@ fn delete_row(
         }
         "resource_link" => tx.delete_resource_link(text(row, "id"))?,
         "task" => tx.delete_task(text(row, "id"))?,
+        "task_decision" => tx.delete_task_decision(text(row, "task"))?,
         "suggestion" => tx.delete_suggestion(text(row, "id"))?,
         _ => {}
     }
@@ -300,6 +307,10 @@ fn write_row(
             changes
                 .entities
                 .extend(task.assignee.iter().chain(task.project.iter()).cloned());
+        }
+        "task_decision" => {
+            let status: TaskStatus = parse(&row["status"])?;
+            tx.upsert_task_decision(text(row, "task"), status)?
         }
         "suggestion" => tx.upsert_suggestion(&parse(row)?)?,
         _ => {}

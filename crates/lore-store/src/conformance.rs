@@ -399,6 +399,9 @@ fn identity_rows_restore_in_place(store: &dyn Store) {
         };
         tx.upsert_participant_mapping(&mapping)?;
         assert_eq!(tx.list_participant_mappings("m1")?, vec![mapping.clone()]);
+        tx.upsert_task_decision("t1", TaskStatus::Open)?;
+        tx.upsert_task_decision("t1", TaskStatus::Done)?;
+        assert_eq!(tx.find_task_decision("t1")?, Some(TaskStatus::Done));
         Ok(())
     })
     .expect("identity_rows_restore_in_place");
@@ -406,11 +409,14 @@ fn identity_rows_restore_in_place(store: &dyn Store) {
         assert!(tx.list_participant_mappings("m1")?.is_empty());
         assert!(tx.list_identifiers_by_entity("e2")?.is_empty());
         assert!(tx.find_task("t1")?.is_none());
+        assert!(tx.find_task_decision("t1")?.is_none());
         Ok(())
     })
     .expect("identity rows are owner-scoped");
     write(store, "o", |tx| {
         tx.delete_participant_mapping("m1", "name:al")?;
+        tx.delete_task_decision("t1")?;
+        assert!(tx.find_task_decision("t1")?.is_none());
         assert!(tx.list_participant_mappings("m1")?.is_empty());
         Ok(())
     })

@@ -174,4 +174,8 @@ pub trait Tx {
     fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>>;
     fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()>;
     fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()>;
+    /// A status the user set on a task; ingestion re-applies it when the meeting comes again.
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()>;
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>>;
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()>;
 }

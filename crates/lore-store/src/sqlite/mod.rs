@@ -1240,6 +1240,40 @@ impl Tx for SqliteTx<'_> {
         )
         .map(|_| ())
     }
+
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO task_decisions (owner, task, status) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (owner, task) DO UPDATE SET status = excluded.status",
+            params![self.owner, task, status.as_str()],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>> {
+        self.one(
+            "SELECT status FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            params![self.owner, task],
+            |row| {
+                let text: String = row.get(0)?;
+                TaskStatus::parse(&text).ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        format!("unknown task status '{text}'").into(),
+                    )
+                })
+            },
+        )
+    }
+
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            params![self.owner, task],
+        )
+        .map(|_| ())
+    }
 }
 
 fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {

@@ -316,3 +316,11 @@ CREATE TABLE participant_mappings (
     PRIMARY KEY (owner, meeting, key)
 ) WITHOUT ROWID;
 CREATE INDEX supersedes_by_target ON claim_supersedes (owner, target);
+
+-- Identity (issue 3): a task status set by the user, kept across re-ingestion of its meeting.
+CREATE TABLE task_decisions (
+    owner TEXT NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (owner, task)
+) WITHOUT ROWID;
