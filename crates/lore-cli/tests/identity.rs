@@ -404,3 +404,38 @@ fn undoing_an_ingest_removes_its_meeting_with_the_l13_cascade() {
         .iter()
         .any(|m| m["outcome"] == "created"));
 }
+
+/// Every entity page (history, provisional claims) and the whole review queue.
+fn everything(lore: &Lore) -> Vec<String> {
+    let mut pages: Vec<String> = lore
+        .json(&["entities"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| history(lore, row["id"].as_str().unwrap()))
+        .collect();
+    pages.push(
+        lore.run(&["suggestions", "--all", "--json"])
+            .success()
+            .stdout,
+    );
+    pages
+}
+
+#[test]
+fn independent_merges_undone_in_any_order_restore_every_page_and_the_queue_l18() {
+    let lore = Lore::new();
+    lore.ingest_examples();
+    let before = everything(&lore);
+    // Beacon's conflicting status claims land in Atlas's slot (L7); Dana's claims join Alice's.
+    let projects = lore.json(&["merge", "project:atlas", "project:beacon"]);
+    lore.run(&["check"]).success();
+    let people = lore.json(&["merge", ALICE, "dana@northwind.io"]);
+    lore.run(&["check"]).success();
+    // The two merges touched different rows, so either can be undone first.
+    lore.json(&["undo", &revision(&projects)]);
+    lore.run(&["check"]).success();
+    lore.json(&["undo", &revision(&people)]);
+    lore.run(&["check"]).success();
+    assert_eq!(everything(&lore), before);
+}

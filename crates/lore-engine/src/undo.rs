@@ -222,6 +222,12 @@ fn delete_row(
             let claim: Claim = parse(row)?;
             tx.delete_claim(&claim.id)?;
             changes.touch_claim(&claim);
+            // Its conflict entry was derived by settle after the revision, not snapshotted.
+            let suggestion = crate::apply::conflict_suggestion_id(&claim.id);
+            if let Some(open) = tx.find_suggestion(&suggestion)? {
+                tx.delete_suggestion(&suggestion)?;
+                changes.record_row(format!("suggestion:{suggestion}"), Some(&open), None);
+            }
         }
         "evidence" => tx.delete_evidence(text(row, "id"))?,
         "supersedes" => tx.delete_supersedes_link(&parse(row)?)?,
