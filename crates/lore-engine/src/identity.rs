@@ -50,8 +50,16 @@ impl Engine {
     ) -> EngineResult<IdentityReport> {
         let now = self.now();
         self.write(owner, |tx| {
+            let (survivor_text, absorbed_text) = (survivor, absorbed);
             let survivor = find_entity(tx, survivor)?;
             let absorbed = find_entity(tx, absorbed)?;
+            if survivor.id == absorbed.id {
+                return Err(EngineError::Invalid(format!(
+                    "'{survivor_text}' and '{absorbed_text}' are the same entity ({}), or one \
+                     was merged into the other",
+                    survivor.id
+                )));
+            }
             let mut changes = Changes::default();
             let moved = merge_in_tx(tx, &survivor, &absorbed, &mut changes)?;
             settle(tx, &mut changes, now)?;
@@ -393,6 +401,11 @@ fn repoint_claim(
                 Some(&link),
                 None,
             );
+        }
+        // The transaction-time history goes with the row (cascade); keep it for undo.
+        let history = tx.list_status_changes(&claim.id)?;
+        if !history.is_empty() {
+            changes.record_row(format!("claim_history:{}", claim.id), Some(&history), None);
         }
         tx.delete_claim(&claim.id)?;
         changes.record_row(format!("claim:{}", claim.id), Some(claim), None);

@@ -25,6 +25,7 @@ use crate::{Engine, EngineError, EngineResult};
 const TABLES: &[&str] = &[
     "supersedes",
     "evidence",
+    "claim_history",
     "claim",
     "alias",
     "identifier",
@@ -98,7 +99,7 @@ impl Engine {
                     let old = before.get(*key).unwrap_or(&Value::Null);
                     let recorded_after = after.get(*key).unwrap_or(&Value::Null);
                     if !old.is_null() && old != recorded_after {
-                        write_row(tx, table, old, recorded_after, &mut changes)?;
+                        write_row(tx, table, old, recorded_after, &mut changes, now)?;
                         let previous = (!recorded_after.is_null()).then(|| recorded_after.clone());
                         changes.record((*key).clone(), previous, Some(old.clone()));
                     }
@@ -145,6 +146,12 @@ fn read_row(tx: &mut dyn Tx, table: &str, hint: &Value) -> EngineResult<Option<V
     Ok(match table {
         "entity" => json(tx.find_entity(text(hint, "id"))?),
         "claim" => json(tx.find_claim(text(hint, "id"))?),
+        "claim_history" => {
+            let changes: Vec<StatusChange> = parse(hint)?;
+            let claim = changes.first().map(|c| c.claim.clone()).unwrap_or_default();
+            let stored = tx.list_status_changes(&claim)?;
+            (!stored.is_empty()).then(|| serde_json::to_value(stored).unwrap_or(Value::Null))
+        }
         "evidence" => json(
             tx.list_evidence_by_claim(text(hint, "claim"))?
                 .into_iter()
@@ -261,6 +268,7 @@ fn write_row(
     row: &Value,
     current: &Value,
     changes: &mut Changes,
+    now: lore_core::Ts,
 ) -> EngineResult<()> {
     match table {
         "entity" => {
@@ -270,8 +278,23 @@ fn write_row(
         }
         "claim" => {
             let claim: Claim = parse(row)?;
+            let replaced: Option<Claim> =
+                (!current.is_null()).then(|| parse(current)).transpose()?;
             tx.upsert_claim(&claim)?;
+            if replaced.is_some_and(|r| r.derived != claim.derived) {
+                tx.insert_status_change(&StatusChange {
+                    claim: claim.id.clone(),
+                    recorded_at: now,
+                    derived: claim.derived.clone(),
+                })?;
+            }
             changes.touch_claim(&claim);
+        }
+        "claim_history" => {
+            let history: Vec<StatusChange> = parse(row)?;
+            for change in &history {
+                tx.insert_status_change(change)?;
+            }
         }
         "evidence" => {
             let evidence: Evidence = parse(row)?;
