@@ -439,3 +439,41 @@ fn independent_merges_undone_in_any_order_restore_every_page_and_the_queue_l18()
     lore.run(&["check"]).success();
     assert_eq!(everything(&lore), before);
 }
+
+#[test]
+fn split_by_evidence_moves_one_statement_to_a_new_entity() {
+    let lore = Lore::new();
+    lore.ingest_examples();
+    let bob = lore.json(&["show", BOB, "--history"]);
+    let claim = bob["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["evidence"].as_array().unwrap().len() == 1)
+        .expect("a claim with one evidence row")
+        .clone();
+    let evidence = claim["evidence"][0]["id"].as_str().unwrap().to_string();
+    let before = history(&lore, BOB);
+    let split = lore.json(&["split", BOB, "--evidence", &evidence]);
+    let new_id = split["other"].as_str().unwrap().to_string();
+    let moved = lore.json(&["show", &new_id, "--history"]);
+    assert_eq!(moved["claims"][0]["predicate"], claim["predicate"]);
+    assert_eq!(
+        moved["claims"][0]["evidence"][0]["quote"],
+        claim["evidence"][0]["quote"]
+    );
+    assert!(!lore.json(&["show", BOB, "--history"])["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(
+            |c| c["evidence"][0]["quote"] == claim["evidence"][0]["quote"]
+                && c["predicate"] == claim["predicate"]
+        ));
+    lore.run(&["check"]).success();
+    lore.run(&["split", BOB, "--evidence", "v_unknown"]).code(2);
+    lore.json(&["undo", &revision(&split)]);
+    assert_eq!(history(&lore, BOB), before);
+    lore.run(&["show", &new_id]).code(2);
+    lore.run(&["check"]).success();
+}

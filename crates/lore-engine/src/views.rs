@@ -52,6 +52,8 @@ pub struct NamedRef {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct EvidenceView {
+    /// For `lore split --evidence`.
+    pub id: String,
     pub meeting: Option<String>,
     pub meeting_title: Option<String>,
     pub observed_at: Ts,
@@ -226,6 +228,7 @@ fn entity_view(
                 None => None,
             };
             evidence_views.push(EvidenceView {
+                id: row.id.clone(),
                 meeting: meeting.as_ref().map(|m| m.external_id.clone()),
                 meeting_title: meeting.as_ref().map(|m| m.title.clone()),
                 observed_at: row.observed_at,
