@@ -477,3 +477,39 @@ fn split_by_evidence_moves_one_statement_to_a_new_entity() {
     lore.run(&["show", &new_id]).code(2);
     lore.run(&["check"]).success();
 }
+
+#[test]
+fn the_owner_is_never_added_as_a_participant() {
+    let lore = Lore::new();
+    let bundle = json!({
+        "meeting": {"external_id": "one-on-one", "started_at": "2026-11-02T10:00:00Z"},
+        "participants": [
+            {"display_name": "Me", "email": "Me@Example.com"},
+            {"display_name": "Kim Lee", "email": "kim@lee.io"}
+        ],
+        "segments": [{"id": "s1", "start_ms": 0, "end_ms": 1000, "text": "Hello."}],
+        "claims": []
+    });
+    let file = lore.write_json("one-on-one.json", &bundle);
+    lore.run_as("me@example.com", &["ingest", &file]).success();
+    let rows = lore.json_as("me@example.com", &["participant", "list", "one-on-one"]);
+    let me = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["display_name"] == "Me")
+        .unwrap();
+    assert_eq!(me["person"], Value::Null);
+    let entities = lore.json_as("me@example.com", &["entities"]);
+    assert_eq!(entities.as_array().unwrap().len(), 1, "{entities:#}");
+    assert_eq!(entities[0]["name"], "Kim Lee");
+    // Another owner ingesting the same bundle gets both people.
+    lore.run_as("someone-else", &["ingest", &file]).success();
+    assert_eq!(
+        lore.json_as("someone-else", &["entities"])
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
