@@ -339,6 +339,52 @@ fn ingest_in_tx(
         );
     }
 
+    // URLs mentioned in notes and the transcript are links too (url_only, never read).
+    let mentioned = bundle
+        .notes
+        .iter()
+        .map(|note| (note.text.as_str(), note.created_at))
+        .chain(bundle.segments.iter().map(|segment| {
+            (
+                segment.text.as_str(),
+                input.started_at.plus_millis(segment.start_ms),
+            )
+        }));
+    let mut seen_links: std::collections::BTreeSet<String> = bundle
+        .links
+        .iter()
+        .map(|link| short_id("l_", &[&meeting_id, &link.url]))
+        .collect();
+    for (text, seen_at) in mentioned {
+        for found in lore_ingest::find_urls(text) {
+            let id = short_id("l_", &[&meeting_id, &found.url]);
+            if !seen_links.insert(id.clone()) {
+                continue;
+            }
+            let resource = ResourceLink {
+                id,
+                entity: None,
+                meeting: Some(meeting_id.clone()),
+                source_kind: SourceKind::Meeting,
+                source_id: meeting_id.clone(),
+                resource_type: found.resource_type,
+                url: found.url,
+                external_key: found.external_key,
+                title: None,
+                provenance: LinkProvenance::TranscriptMention,
+                ingested_status: "url_only".into(),
+                first_seen_at: seen_at,
+                last_seen_at: seen_at,
+            };
+            tx.upsert_resource_link(&resource)?;
+            changes.record(
+                format!("resource_link:{}", resource.id),
+                None,
+                serde_json::to_value(&resource).ok(),
+            );
+        }
+    }
+
     let run_id = short_id("x_", &[&meeting_id, &bundle.content_hash, extractor]);
     let context = EvidenceContext {
         meeting: &meeting,

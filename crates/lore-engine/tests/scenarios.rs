@@ -272,6 +272,26 @@ fn check_expectation(state: &ScenarioState, expect: &Value, context: &str) {
             );
         }
     }
+    if let Some(urls) = expect.get("links").and_then(Value::as_array) {
+        let shown: Vec<Value> = view
+            .links
+            .iter()
+            .map(|l| {
+                json!({"url": l.url, "type": l.resource_type, "key": l.external_key,
+                            "ingested_status": l.ingested_status})
+            })
+            .collect();
+        let shown_urls: Vec<&str> = view.links.iter().map(|l| l.url.as_str()).collect();
+        let wanted: Vec<&str> = urls.iter().filter_map(Value::as_str).collect();
+        assert_eq!(
+            shown_urls, wanted,
+            "{context}: links of {entity}: {shown:?}"
+        );
+        assert!(
+            view.links.iter().all(|l| l.ingested_status == "url_only"),
+            "{context}: links seen in meetings are url_only"
+        );
+    }
     if let Some(status) = expect.get("status") {
         assert_eq!(
             &json!(view.entity.status),
