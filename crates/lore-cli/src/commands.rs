@@ -95,6 +95,7 @@ pub enum Command {
     },
     /// Move chosen evidence (or every evidence row of chosen meetings) to a new entity
     Split {
+        /// The entity to split: an id, an email, kind:key, or an unambiguous name
         entity: String,
         /// Evidence ids to move
         #[arg(long, num_args = 1..)]
@@ -104,7 +105,10 @@ pub enum Command {
         meeting: Vec<String>,
     },
     /// Undo a revision (merge, split, manual edit, retraction, suggestion decision)
-    Undo { revision: String },
+    Undo {
+        /// The revision id a state-changing command printed
+        revision: String,
+    },
     /// List a meeting's participants, or add or remove one by hand
     Participant {
         #[command(subcommand)]
