@@ -315,7 +315,6 @@ CREATE TABLE participant_mappings (
     person_entity TEXT,
     PRIMARY KEY (owner, meeting, key)
 ) WITHOUT ROWID;
-CREATE INDEX supersedes_by_target ON claim_supersedes (owner, target);
 
 -- Identity (issue 3): a task status set by the user, kept across re-ingestion of its meeting.
 CREATE TABLE task_decisions (
