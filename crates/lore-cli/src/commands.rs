@@ -42,7 +42,11 @@ pub enum Command {
         paths: Vec<PathBuf>,
     },
     /// List entities (provisional ones included)
-    Entities,
+    Entities {
+        /// `name` (default) or `weight`: pinned first, then by topic weight
+        #[arg(long, default_value = "name")]
+        sort: String,
+    },
     /// List meetings with their segment, note and evidence counts
     Meetings,
     /// Show an entity: its current view, or its history
@@ -72,8 +76,14 @@ pub enum Command {
         #[command(subcommand)]
         source: DeleteSource,
     },
-    /// The review queue: conflicts and proposed merges
-    Suggestions,
+    /// The review queue: conflicts and proposed merges; accept or reject one
+    Suggestions {
+        #[command(subcommand)]
+        action: Option<SuggestionAction>,
+        /// Also list accepted and rejected entries
+        #[arg(long)]
+        all: bool,
+    },
     /// Check the database: integrity, and stored state against a rebuild from scratch
     Check,
     /// Ingest the example meetings into a fresh database and print every entity's brief
@@ -135,6 +145,71 @@ pub enum Command {
         #[arg(long)]
         status: Option<String>,
     },
+    /// Merge entity B into entity A (B's claims, evidence, links and mappings move to A)
+    Merge {
+        /// The survivor
+        a: String,
+        /// The entity merged away
+        b: String,
+    },
+    /// Move chosen evidence (or every evidence row of chosen meetings) to a new entity
+    Split {
+        /// The entity to split: an id, an email, kind:key, or an unambiguous name
+        entity: String,
+        /// Evidence ids to move
+        #[arg(long, num_args = 1..)]
+        evidence: Vec<String>,
+        /// Meetings (id or external id) whose evidence moves
+        #[arg(long, num_args = 1..)]
+        meeting: Vec<String>,
+    },
+    /// Undo a revision (merge, split, manual edit, retraction, suggestion decision)
+    Undo {
+        /// The revision id a state-changing command printed
+        revision: String,
+    },
+    /// List a meeting's participants, or add or remove one by hand
+    Participant {
+        #[command(subcommand)]
+        action: ParticipantAction,
+    },
+    /// Mark a task done, canceled, or open again
+    Task {
+        #[command(subcommand)]
+        action: TaskAction,
+    },
+    /// Pin an entity so it stays surfaced whatever its topic weight
+    Pin {
+        entity: String,
+        /// Unpin instead
+        #[arg(long)]
+        off: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SuggestionAction {
+    /// Accept: perform the merge, or make the provisional claim a manual decision
+    Accept { id: String },
+    /// Reject: record the pair as different, or retract the provisional claim
+    Reject { id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ParticipantAction {
+    /// List a meeting's participants with the source of each mapping
+    List { meeting: String },
+    /// Add a person to a meeting by hand (revives a removed mapping)
+    Add { meeting: String, person: String },
+    /// Remove a person from a meeting; re-ingesting the meeting never re-adds them
+    Remove { meeting: String, person: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TaskAction {
+    Done { id: String },
+    Cancel { id: String },
+    Reopen { id: String },
 }
 
 #[derive(Args, Debug)]
@@ -267,8 +342,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ingest { paths } => {
             return ingest(&open_engine(&cli.db)?, &owner, &paths, cli.json)
         }
-        Command::Entities => {
-            let rows = open_engine(&cli.db)?.list_entities(&owner)?;
+        Command::Entities { sort } => {
+            let sort = match sort.as_str() {
+                "name" => lore_engine::EntitySort::Name,
+                "weight" => lore_engine::EntitySort::Weight,
+                other => bail!(BadInput(format!(
+                    "--sort '{other}': expected name or weight"
+                ))),
+            };
+            let rows = open_engine(&cli.db)?.list_entities_sorted(&owner, sort)?;
             output::print_value(cli.json, &rows, |_| output::entity_table(&rows));
         }
         Command::Meetings => {
@@ -371,16 +453,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
             });
         }
-        Command::Suggestions => {
-            let suggestions = open_engine(&cli.db)?.list_suggestions(&owner)?;
-            let rows: Vec<serde_json::Value> = suggestions
-                .iter()
-                .map(|s| {
-                    serde_json::json!({"id": s.id, "type": s.kind, "status": s.status, "target": s.target,
-                                       "secondary": s.secondary, "payload": s.payload, "created_at": s.created_at})
-                })
-                .collect();
-            output::print_value(cli.json, &rows, |_| output::suggestion_text(&suggestions));
+        Command::Suggestions { action, all } => {
+            let engine = open_engine(&cli.db)?;
+            match action {
+                None => {
+                    let items = engine.review_queue(&owner, all)?;
+                    output::print_value(cli.json, &items, |items| {
+                        crate::identity_output::review_text(items)
+                    });
+                }
+                Some(SuggestionAction::Accept { id }) => {
+                    let report = engine.accept_suggestion(&owner, &id)?;
+                    crate::identity_output::print_identity(cli.json, &report, "accepted");
+                }
+                Some(SuggestionAction::Reject { id }) => {
+                    let report = engine.reject_suggestion(&owner, &id)?;
+                    crate::identity_output::print_identity(cli.json, &report, "rejected");
+                }
+            }
         }
         Command::Migrate {
             from,
@@ -497,6 +587,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .transpose()?;
             let rows = open_engine(&cli.db)?.tasks(&owner, assignee.as_deref(), status)?;
             output::print_value(cli.json, &rows, |rows| crate::read_output::task_text(rows));
+        }
+        command @ (Command::Merge { .. }
+        | Command::Split { .. }
+        | Command::Undo { .. }
+        | Command::Participant { .. }
+        | Command::Task { .. }
+        | Command::Pin { .. }) => {
+            crate::identity_output::run(&open_engine(&cli.db)?, &owner, cli.json, command)?
         }
     }
     Ok(ExitCode::SUCCESS)

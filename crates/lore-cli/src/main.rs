@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod identity_output;
 mod output;
 mod read_output;
 

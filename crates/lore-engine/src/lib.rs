@@ -6,15 +6,20 @@
 
 mod agenda;
 mod apply;
+mod curate;
 mod edit;
 mod error;
 mod graph;
+mod identity;
 mod ingest;
 mod inspect;
+mod links;
+mod participants;
 mod resolve;
 mod search;
 mod temporal;
 mod transfer;
+mod undo;
 mod views;
 
 use std::sync::Arc;
@@ -23,11 +28,14 @@ use lore_core::{Registry, Ts};
 use lore_store::{Store, StoreError, Tx};
 
 pub use agenda::{DeadlineRow, TaskRow};
+pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView};
+pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
+pub use participants::ParticipantView;
 pub use search::{MeetingRef, SearchHit, SearchRequest, SEARCH_KINDS};
 pub use temporal::TimeTravel;
 pub use transfer::CopyReport;

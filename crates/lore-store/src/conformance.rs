@@ -17,6 +17,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     deleting_a_meeting_cascades_to_its_rows(make_store().as_ref());
     search_index_follows_every_write_and_stays_per_owner(make_store().as_ref());
     status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
+    identity_rows_restore_in_place(make_store().as_ref());
 }
 
 fn write(
@@ -439,4 +440,108 @@ fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
         Ok(())
     })
     .expect("status_history_is_replaced_whole_and_read_as_of");
+}
+
+/// Merge, split and undo rewrite rows in place: replacing a claim keeps its evidence and history,
+/// identifiers and participants move between entities, and user decisions about participants stay
+/// with their owner.
+fn identity_rows_restore_in_place(store: &dyn Store) {
+    write(store, "o", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.upsert_entity(&sample_entity("e1"))?;
+        tx.upsert_entity(&sample_entity("e2"))?;
+        let mut claim = sample_claim("c1", "e1");
+        tx.upsert_claim(&claim)?;
+        tx.insert_evidence(&sample_evidence("v1", "c1", "m1"))?;
+        tx.insert_status_change(&StatusChange {
+            claim: "c1".into(),
+            recorded_at: Ts(4),
+            derived: claim.derived.clone(),
+        })?;
+        claim.subject = "e2".into();
+        claim.retracted_at = Some(Ts(9));
+        claim.derived.status = ClaimStatus::Retracted;
+        tx.upsert_claim(&claim)?;
+        assert_eq!(
+            tx.find_claim("c1")?.as_ref(),
+            Some(&claim),
+            "every column replaced"
+        );
+        assert_eq!(tx.list_evidence_by_claim("c1")?.len(), 1, "evidence kept");
+        assert_eq!(tx.list_status_changes("c1")?.len(), 1, "history kept");
+
+        tx.insert_identifier("email", "a@x.io", "e1")?;
+        assert_eq!(
+            tx.list_identifiers_by_entity("e1")?,
+            vec![("email".to_string(), "a@x.io".to_string())]
+        );
+        tx.delete_identifier("email", "a@x.io")?;
+        tx.insert_identifier("email", "a@x.io", "e2")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "a@x.io")?.as_deref(),
+            Some("e2")
+        );
+
+        let alias = Alias {
+            entity: "e1".into(),
+            alias: "Al".into(),
+            meeting: "m1".into(),
+            observed_at: Ts(3),
+        };
+        tx.insert_alias(&alias)?;
+        tx.delete_alias(&alias)?;
+        assert!(tx.list_aliases("e1")?.is_empty());
+
+        let mut participant = Participant {
+            meeting: "m1".into(),
+            idx: 0,
+            display_name: "Al".into(),
+            email: None,
+            platform_stable_id: None,
+            device_id: None,
+            speaker_label: None,
+            person_entity: Some("e1".into()),
+            excluded: false,
+        };
+        tx.insert_participant(&participant)?;
+        participant.person_entity = None;
+        participant.excluded = true;
+        tx.update_participant(&participant)?;
+        assert_eq!(tx.list_participants("m1")?, vec![participant.clone()]);
+        assert!(tx.list_participants_by_person("e1")?.is_empty());
+        tx.delete_participant("m1", 0)?;
+        assert!(tx.list_participants("m1")?.is_empty());
+
+        let mapping = ParticipantMapping {
+            meeting: "m1".into(),
+            key: "name:al".into(),
+            source: MappingSource::Excluded,
+            display_name: "Al".into(),
+            email: None,
+            person_entity: Some("e1".into()),
+        };
+        tx.upsert_participant_mapping(&mapping)?;
+        assert_eq!(tx.list_participant_mappings("m1")?, vec![mapping.clone()]);
+        tx.upsert_task_decision("t1", TaskStatus::Open)?;
+        tx.upsert_task_decision("t1", TaskStatus::Done)?;
+        assert_eq!(tx.find_task_decision("t1")?, Some(TaskStatus::Done));
+        Ok(())
+    })
+    .expect("identity_rows_restore_in_place");
+    write(store, "other", |tx| {
+        assert!(tx.list_participant_mappings("m1")?.is_empty());
+        assert!(tx.list_identifiers_by_entity("e2")?.is_empty());
+        assert!(tx.find_task("t1")?.is_none());
+        assert!(tx.find_task_decision("t1")?.is_none());
+        Ok(())
+    })
+    .expect("identity rows are owner-scoped");
+    write(store, "o", |tx| {
+        tx.delete_participant_mapping("m1", "name:al")?;
+        tx.delete_task_decision("t1")?;
+        assert!(tx.find_task_decision("t1")?.is_none());
+        assert!(tx.list_participant_mappings("m1")?.is_empty());
+        Ok(())
+    })
+    .expect("deleting a participant mapping");
 }

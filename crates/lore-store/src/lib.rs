@@ -187,8 +187,6 @@ pub trait Tx {
     fn list_tags(&mut self) -> StoreResult<Vec<Tag>>;
 
     // Whole-owner copies (`lore migrate`).
-    /// The strong identifiers `(scheme, value)` that resolve to the entity.
-    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
     fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>>;
 
     // Read side: search, graph neighborhood, time travel, deadlines and tasks.
@@ -230,4 +228,27 @@ pub trait Tx {
     fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>>;
     fn list_tasks(&mut self) -> StoreResult<Vec<Task>>;
     fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>>;
+
+    // Identity: merge, split, undo, participants, tasks (issue 3).
+    /// Inserts the claim, or replaces every column of the stored one (restoring a snapshot).
+    fn upsert_claim(&mut self, claim: &Claim) -> StoreResult<()>;
+    fn delete_alias(&mut self, alias: &Alias) -> StoreResult<()>;
+    /// Every `(scheme, value)` identifier that resolves to the entity.
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
+    fn delete_identifier(&mut self, scheme: &IdentifierScheme, value: &str) -> StoreResult<()>;
+    /// Participant rows (of any meeting) mapped to the person.
+    fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>>;
+    /// Replaces the participant row `(meeting, idx)`.
+    fn update_participant(&mut self, participant: &Participant) -> StoreResult<()>;
+    fn delete_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()>;
+    fn find_task(&mut self, id: &str) -> StoreResult<Option<Task>>;
+    /// A user's decision about one participant of one meeting; it outlives re-ingestion.
+    fn upsert_participant_mapping(&mut self, mapping: &ParticipantMapping) -> StoreResult<()>;
+    fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>>;
+    fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()>;
+    fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()>;
+    /// A status the user set on a task; ingestion re-applies it when the meeting comes again.
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()>;
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>>;
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()>;
 }

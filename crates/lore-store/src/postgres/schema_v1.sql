@@ -407,3 +407,23 @@ END $$;
 CREATE TRIGGER search_aliases AFTER INSERT OR DELETE ON entity_aliases FOR EACH ROW EXECUTE FUNCTION lore_search_aliases();
 
 CREATE INDEX claims_by_predicate ON claims (owner, predicate, status);
+
+-- Identity: user decisions about participants ('excluded' rows are tombstones that automatic sync
+-- never re-adds; 'manual' rows are re-applied on re-ingest), and task statuses set by the user.
+CREATE TABLE participant_mappings (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    email TEXT,
+    person_entity TEXT,
+    PRIMARY KEY (owner, meeting, key)
+);
+
+CREATE TABLE task_decisions (
+    owner TEXT NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (owner, task)
+);

@@ -1121,12 +1121,171 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
-    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
+    fn upsert_claim(&mut self, c: &Claim) -> StoreResult<()> {
+        let d = &c.derived;
+        self.exec(
+            sql!(
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26) ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
+                 predicate = excluded.predicate, object_entity = excluded.object_entity, \
+                 value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
+                 context_entity = excluded.context_entity, cardinality = excluded.cardinality, \
+                 group_key = excluded.group_key, explicit_valid_from = excluded.explicit_valid_from, \
+                 explicit_valid_to = excluded.explicit_valid_to, retracted_at = excluded.retracted_at, \
+                 recorded_at = excluded.recorded_at, status = excluded.status, authority = excluded.authority, \
+                 valid_from = excluded.valid_from, valid_to = excluded.valid_to, \
+                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
+                 superseded_at = excluded.superseded_at, superseded_by = excluded.superseded_by, \
+                 conflict = excluded.conflict, end_outcome = excluded.end_outcome, periods = excluded.periods"
+            ),
+            params![
+                self.owner, c.id, c.subject, c.predicate, c.object_entity, c.value_text,
+                c.value_json.as_ref().map(|v| v.to_string()), c.value_key, c.context_entity, c.cardinality.as_str(),
+                c.group_key, c.explicit_valid_from.map(|t| t.0), c.explicit_valid_to.map(|t| t.0),
+                c.retracted_at.map(|t| t.0), c.recorded_at.0, d.status.as_str(), d.authority.as_str(),
+                d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0),
+                d.last_observed_at.map(|t| t.0), d.superseded_at.map(|t| t.0), d.superseded_by,
+                d.conflict.map(|r| r.as_str()), d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_alias(&mut self, a: &Alias) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND entity = ?2 AND alias = ?3 AND meeting = ?4",
+            params![self.owner, a.entity, a.alias, a.meeting],
+        )
+        .map(|_| ())
+    }
+
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
         self.all(
             "SELECT scheme, value FROM entity_identifiers WHERE owner = ?1 AND entity = ?2 ORDER BY scheme, value",
             params![self.owner, entity],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )
+    }
+
+    fn delete_identifier(&mut self, scheme: &str, value: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
+            params![self.owner, scheme, value],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>> {
+        self.all(
+            "SELECT meeting, idx, display_name, email, platform_stable_id, device_id, speaker_label, person_entity, \
+             excluded FROM participants WHERE owner = ?1 AND person_entity = ?2 ORDER BY meeting, idx",
+            params![self.owner, entity],
+            participant_row,
+        )
+    }
+
+    fn update_participant(&mut self, p: &Participant) -> StoreResult<()> {
+        let changed = self.exec(
+            "UPDATE participants SET display_name = ?4, email = ?5, platform_stable_id = ?6, device_id = ?7, \
+             speaker_label = ?8, person_entity = ?9, excluded = ?10 WHERE owner = ?1 AND meeting = ?2 AND idx = ?3",
+            params![
+                self.owner, p.meeting, p.idx, p.display_name, p.email, p.platform_stable_id, p.device_id,
+                p.speaker_label, p.person_entity, p.excluded
+            ],
+        )?;
+        expect_one(changed, "participant", &format!("{}/{}", p.meeting, p.idx))
+    }
+
+    fn delete_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM claim_supersedes WHERE owner = ?1 AND claim = ?2 AND target = ?3 AND evidence = ?4",
+            params![self.owner, link.claim, link.target, link.evidence],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task(&mut self, id: &str) -> StoreResult<Option<Task>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            task_row,
+        )
+    }
+
+    fn upsert_participant_mapping(&mut self, m: &ParticipantMapping) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO participant_mappings (owner, meeting, key, source, display_name, email, person_entity) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (owner, meeting, key) DO UPDATE SET \
+             source = excluded.source, display_name = excluded.display_name, email = excluded.email, \
+             person_entity = excluded.person_entity",
+            params![self.owner, m.meeting, m.key, m.source.as_str(), m.display_name, m.email, m.person_entity],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>> {
+        self.all(
+            "SELECT meeting, key, source, display_name, email, person_entity FROM participant_mappings \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY key",
+            params![self.owner, meeting],
+            participant_mapping_row,
+        )
+    }
+
+    fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM participant_mappings WHERE owner = ?1 AND meeting = ?2 AND key = ?3",
+            params![self.owner, meeting, key],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM participants WHERE owner = ?1 AND meeting = ?2 AND idx = ?3",
+            params![self.owner, meeting, idx],
+        )
+        .map(|_| ())
+    }
+
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO task_decisions (owner, task, status) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (owner, task) DO UPDATE SET status = excluded.status",
+            params![self.owner, task, status.as_str()],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>> {
+        self.one(
+            "SELECT status FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            params![self.owner, task],
+            |row| {
+                let text: String = row.get(0)?;
+                TaskStatus::parse(&text).ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        format!("unknown task status '{text}'").into(),
+                    )
+                })
+            },
+        )
+    }
+
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            params![self.owner, task],
+        )
+        .map(|_| ())
     }
 
     fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>> {

@@ -407,3 +407,24 @@ END;
 
 -- Deadlines across the owner's knowledge.
 CREATE INDEX claims_by_predicate ON claims (owner, predicate, status);
+
+-- Identity (issue 3): user decisions about participants. A row with source 'excluded' is a tombstone
+-- that automatic sync never re-adds; 'manual' rows are re-applied whenever the meeting is re-ingested.
+CREATE TABLE participant_mappings (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    email TEXT,
+    person_entity TEXT,
+    PRIMARY KEY (owner, meeting, key)
+) WITHOUT ROWID;
+
+-- Identity (issue 3): a task status set by the user, kept across re-ingestion of its meeting.
+CREATE TABLE task_decisions (
+    owner TEXT NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (owner, task)
+) WITHOUT ROWID;
