@@ -76,6 +76,20 @@ pub enum Command {
         #[arg(long)]
         examples: Option<PathBuf>,
     },
+    /// Export knowledge as a Markdown wiki (OpenKB- and Obsidian-compatible)
+    Export {
+        #[command(subcommand)]
+        format: crate::portable::ExportFormat,
+    },
+    /// Import a Markdown wiki (Lore's or OpenKB's) under OpenKB's claim rules
+    Import {
+        #[command(subcommand)]
+        format: crate::portable::ImportFormat,
+    },
+    /// Write a consistent, verified copy of the live database to FILE
+    Backup { file: PathBuf },
+    /// Replace the database with a verified backup; refuses while the database is in use
+    Restore { file: PathBuf },
 }
 
 #[derive(Args, Debug)]
@@ -305,6 +319,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::Export { format } => crate::portable::export(&cli.db, &owner, format, cli.json)?,
+        Command::Import { format } => crate::portable::import(&cli.db, &owner, format, cli.json)?,
+        Command::Backup { file } => crate::portable::backup(&cli.db, &file, cli.json)?,
+        Command::Restore { file } => crate::portable::restore(&cli.db, &file, cli.json)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 
 mod commands;
 mod output;
+mod portable;
 
 use std::process::ExitCode;
 

@@ -9,6 +9,7 @@ mod edit;
 mod error;
 mod ingest;
 mod inspect;
+pub mod markdown;
 mod resolve;
 mod views;
 
@@ -21,6 +22,7 @@ pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
+pub use markdown::{ExportReport, ImportReport, PageDrop};
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
 };

@@ -155,4 +155,8 @@ pub trait Tx {
     fn delete_suggestion(&mut self, id: &str) -> StoreResult<()>;
     fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()>;
     fn list_tags(&mut self) -> StoreResult<Vec<Tag>>;
+
+    // Markdown export and import.
+    /// The strong identifiers `(scheme, value)` that resolve to the entity, sorted.
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
 }
