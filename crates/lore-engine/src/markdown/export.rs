@@ -401,11 +401,15 @@ fn render_wiki(tx: &mut dyn Tx) -> EngineResult<(Vec<Page>, usize)> {
 }
 
 fn evidence_chip(directory: &Directory, evidence: &Evidence) -> String {
-    let mut chip = match &evidence.meeting {
-        Some(meeting) => directory.meeting_link(meeting),
-        None => format!(
-            "{} edit {}",
-            evidence.source_kind,
+    let mut chip = match (&evidence.meeting, evidence.source_kind) {
+        (Some(meeting), _) => directory.meeting_link(meeting),
+        (None, SourceKind::Manual) => format!("manual edit {}", day(evidence.observed_at)),
+        (None, _) => format!(
+            "{} ({})",
+            evidence
+                .source_url
+                .as_deref()
+                .unwrap_or(&evidence.source_id),
             day(evidence.observed_at)
         ),
     };
