@@ -553,13 +553,28 @@ fn demo_data_round_trips_exactly() {
     let original = demo_engine();
     // Claims that came from OpenKB, with an applied link and an abandoned one, travel too.
     let page = tempfile::tempdir().unwrap();
-    let old = claim("Limit is 40 units", "2026-11-01", "proposed", Some("assistant"));
+    let old = claim(
+        "Limit is 40 units",
+        "2026-11-01",
+        "proposed",
+        Some("assistant"),
+    );
     let new = superseding(
-        claim("Limit is 100 units", "2026-11-02T09:30:00+02:00", "validated", Some("first_party")),
+        claim(
+            "Limit is 100 units",
+            "2026-11-02T09:30:00+02:00",
+            "validated",
+            Some("first_party"),
+        ),
         &[&old],
     );
     let dropped = claim("Limit is 0 units", "2026-11-03", "abandoned", None);
-    let history = claim("Limit was 10 units", "2026-10-01", "superseded", Some("document"));
+    let history = claim(
+        "Limit was 10 units",
+        "2026-10-01",
+        "superseded",
+        Some("document"),
+    );
     write_openkb_page(page.path(), "device", &[old, new, dropped, history]);
     let report = import(&original, page.path());
     assert_eq!((report.claims_added, report.links_applied), (4, 1));
