@@ -359,6 +359,69 @@ fn a_duplicate_id_cannot_inject_a_link_or_relabel_status_or_authority() {
 }
 
 #[test]
+fn a_later_batch_supersedes_a_stored_claim() {
+    let engine = memory_engine(&TestClock::new(NOW));
+    let dir = tempfile::tempdir().unwrap();
+    let old = claim("Limit is 40 units", "2026-11-01", "validated", None);
+    write_openkb_page(dir.path(), "device", std::slice::from_ref(&old));
+    import(&engine, dir.path());
+    let new = superseding(
+        claim("Limit is 100 units", "2026-11-02", "validated", None),
+        &[&old],
+    );
+    write_openkb_page(dir.path(), "device", &[old.clone(), new.clone()]);
+    let report = import(&engine, dir.path());
+    assert_eq!(
+        (
+            report.claims_added,
+            report.claims_skipped,
+            report.links_applied
+        ),
+        (1, 1, 1)
+    );
+    let claims = exported_claims(&engine, "concepts/device.md");
+    assert_eq!(find(&claims, &id_of(&old))["status"], "superseded");
+    assert_eq!(
+        find(&claims, &id_of(&old))["superseded_by"],
+        json!([id_of(&new)])
+    );
+    // Lore applies the same link (L9): the old value leaves the current view.
+    let view = engine
+        .show(OWNER, "concept:device", &ShowOptions::default())
+        .unwrap();
+    let current: Vec<&str> = view
+        .claims
+        .iter()
+        .filter_map(|c| c.value.as_deref())
+        .collect();
+    assert_eq!(current, vec!["Limit is 100 units"]);
+}
+
+#[test]
+fn imported_claims_pass_the_sensitive_data_guard() {
+    let engine = memory_engine(&TestClock::new(NOW));
+    let dir = tempfile::tempdir().unwrap();
+    write_openkb_page(
+        dir.path(),
+        "device",
+        &[
+            claim("Bob's salary is 150k now", "2026-11-01", "validated", None),
+            claim("Device uses revision A", "2026-11-01", "validated", None),
+        ],
+    );
+    let report = import(&engine, dir.path());
+    assert_eq!(report.claims_added, 1);
+    assert!(
+        report.dropped[0]
+            .reason
+            .starts_with("rejected by the sensitive-data guard"),
+        "{report:#?}"
+    );
+    let state = lore_engine::state_dump(&engine, OWNER).unwrap().to_string();
+    assert!(!state.contains("150k"), "L21: the words are never stored");
+}
+
+#[test]
 fn links_outside_the_page_and_self_links_are_dropped() {
     let engine = memory_engine(&TestClock::new(NOW));
     let dir = tempfile::tempdir().unwrap();

@@ -756,3 +756,22 @@ fn summary_page(tx: &mut dyn Tx, directory: &Directory, meeting: &Meeting) -> En
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_slugs_get_deterministic_suffixes_in_id_order() {
+        let paths = assign_paths(vec![
+            ("entities", "alice".into(), "e_b".into()),
+            ("entities", "alice".into(), "e_a".into()),
+            ("concepts", "alice".into(), "e_c".into()),
+            ("entities", "alice".into(), "e_d".into()),
+        ]);
+        assert_eq!(paths["e_a"], "entities/alice");
+        assert_eq!(paths["e_b"], "entities/alice-2");
+        assert_eq!(paths["e_d"], "entities/alice-3");
+        assert_eq!(paths["e_c"], "concepts/alice");
+    }
+}

@@ -591,6 +591,13 @@ fn import_openkb_claim(
         Ok(wiki) => wiki,
         Err(reason) => return Ok(Err(reason)),
     };
+    // L21: an OpenKB claim is a candidate from outside; the guard sees it before it is stored.
+    if let Some(rejection) = lore_core::guard::check_candidate([wiki.text.as_str()]) {
+        return Ok(Err(format!(
+            "rejected by the sensitive-data guard ({}): {}",
+            rejection.kind, rejection.reason
+        )));
+    }
     let observed_at = parse_as_of(&wiki.as_of)
         .map(|as_of| as_of.to_ts())
         .unwrap_or(now);

@@ -61,6 +61,9 @@ impl AsOf {
 /// optional seconds and fraction, and an optional `Z` or `±HH[:]MM` offset.
 pub fn parse_as_of(value: &str) -> Option<AsOf> {
     let text = value.trim();
+    if !text.is_ascii() {
+        return None;
+    }
     let bytes = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| {
         bytes
@@ -391,5 +394,52 @@ mod tests {
             parse_as_of("2026-11-09T07:00-05:00"),
             parse_as_of("2026-11-09T12:00Z")
         );
+    }
+
+    #[test]
+    fn as_of_never_panics_on_odd_input() {
+        let pieces = [
+            "2026-11-09",
+            "T",
+            " ",
+            "12",
+            ":",
+            "00",
+            ".",
+            "5",
+            "Z",
+            "+",
+            "-",
+            "é",
+            "１",
+            "0500",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in pieces {
+                        let _ = parse_as_of(&format!("{a}{b}{c}{d}"));
+                    }
+                }
+            }
+        }
+        assert!(parse_as_of("2026-11-09T12:00+1é1").is_none());
+    }
+
+    #[test]
+    fn merge_reports_in_openkb_check_order() {
+        let old = serde_json::json!({"text": "A", "as_of": "2026-11-02", "source_anchor": "s",
+                                     "status": "validated", "authority": "first_party"});
+        let stored = vec![normalize_claim(&old, true).unwrap()];
+        // An assistant claim over a validated first-party one: the assistant check comes first.
+        let new = serde_json::json!({"text": "B", "as_of": "2026-11-01", "source_anchor": "s",
+                                     "status": "proposed", "authority": "assistant",
+                                     "supersedes": [stored[0].id]});
+        let outcome = merge(&stored, &[new]);
+        assert_eq!(
+            outcome.dropped_links[0].reason,
+            "an assistant claim cannot supersede a validated claim"
+        );
+        assert_eq!(outcome.claims[0].status, "validated");
     }
 }
