@@ -15,6 +15,8 @@ ORDER = ["type", "description", "sources", "aliases", "claims"]
 STATUSES = {"proposed", "validated", "superseded", "abandoned"}
 AUTHORITIES = {"first_party", "document", "assistant", None}
 TYPES = {"Person", "Organization", "Project", "Concept", "Summary"}
+# OpenKB's own as_of pattern (openkb/claims.py).
+AS_OF = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
 
 
 def claim_id(text, as_of, source_anchor):
@@ -73,6 +75,10 @@ def main(wiki):
             expected_id = claim_id(claim["text"], claim["as_of"], claim["source_anchor"])
             if claim["id"] != expected_id:
                 fail(f"{page}: claim {claim['id']} should have id {expected_id}")
+            if not claim["text"].strip() or not claim["source_anchor"].strip():
+                fail(f"{page}: claim {claim['id']} has an empty text or source_anchor")
+            if not AS_OF.fullmatch(claim["as_of"].strip()):
+                fail(f"{page}: claim {claim['id']} has an as_of OpenKB cannot read: {claim['as_of']!r}")
             if claim["status"] not in STATUSES or claim["authority"] not in AUTHORITIES:
                 fail(f"{page}: claim {claim['id']} has status {claim['status']} authority {claim['authority']}")
             if "lore" not in claim:
