@@ -314,6 +314,10 @@ fn claim_json(entry: &PageClaim) -> Value {
     object.insert("supersedes".into(), json!(entry.wiki.supersedes));
     object.insert("superseded_by".into(), json!(entry.wiki.superseded_by));
     let lore = LoreClaim {
+        status: Some(entry.claim.derived.status),
+        authority: Some(entry.claim.derived.authority),
+        valid_from: entry.claim.derived.valid_from,
+        valid_to: entry.claim.derived.valid_to,
         claim: entry.claim.clone(),
         evidence: entry.evidence.clone(),
         supersedes_links: entry.links.clone(),

@@ -129,6 +129,15 @@ pub(crate) fn parse_page(text: &str) -> Result<ParsedPage, String> {
 /// A claim's full Lore record as it rides in the exported claim's `lore` object.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct LoreClaim {
+    /// Lore's own status, authority and validity, first for readers; import re-derives them.
+    #[serde(default)]
+    pub status: Option<ClaimStatus>,
+    #[serde(default)]
+    pub authority: Option<Authority>,
+    #[serde(default)]
+    pub valid_from: Option<Ts>,
+    #[serde(default)]
+    pub valid_to: Option<Ts>,
     #[serde(flatten)]
     pub claim: Claim,
     pub evidence: Vec<Evidence>,
