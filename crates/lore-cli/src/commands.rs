@@ -185,6 +185,20 @@ pub enum Command {
         #[arg(long)]
         off: bool,
     },
+    /// Export knowledge as a Markdown wiki (OpenKB- and Obsidian-compatible)
+    Export {
+        #[command(subcommand)]
+        format: crate::portable::ExportFormat,
+    },
+    /// Import a Markdown wiki (Lore's or OpenKB's) under OpenKB's claim rules
+    Import {
+        #[command(subcommand)]
+        format: crate::portable::ImportFormat,
+    },
+    /// Write a consistent, verified copy of the live database to FILE
+    Backup { file: PathBuf },
+    /// Replace the database with a verified backup; refuses while the database is in use
+    Restore { file: PathBuf },
 }
 
 #[derive(Subcommand, Debug)]
@@ -596,6 +610,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Pin { .. }) => {
             crate::identity_output::run(&open_engine(&cli.db)?, &owner, cli.json, command)?
         }
+        Command::Export { format } => crate::portable::export(&cli.db, &owner, format, cli.json)?,
+        Command::Import { format } => crate::portable::import(&cli.db, &owner, format, cli.json)?,
+        Command::Backup { file } => crate::portable::backup(&cli.db, &file, cli.json)?,
+        Command::Restore { file } => crate::portable::restore(&cli.db, &file, cli.json)?,
     }
     Ok(ExitCode::SUCCESS)
 }

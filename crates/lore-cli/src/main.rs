@@ -6,6 +6,7 @@
 mod commands;
 mod identity_output;
 mod output;
+mod portable;
 mod read_output;
 
 use std::process::ExitCode;

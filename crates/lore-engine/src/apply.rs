@@ -53,6 +53,11 @@ impl Changes {
         self.entities.extend(claim.context_entity.iter().cloned());
     }
 
+    /// Whether the mutation changed no row at all.
+    pub fn is_empty(&self) -> bool {
+        self.after.is_empty()
+    }
+
     /// Ids of the claims this mutation created, changed or removed.
     pub fn changed_claims(&self) -> Vec<String> {
         self.after

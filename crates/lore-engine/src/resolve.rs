@@ -349,7 +349,7 @@ fn record_alias(
 /// L15: a provisional, name-only entity that shares a name with another entity of its kind raises a
 /// merge suggestion — never a merge. Checked whenever a name is recorded, from either side, so the
 /// queue does not depend on which meeting arrived first (L14).
-fn suggest_same_name_merges(
+pub(crate) fn suggest_same_name_merges(
     tx: &mut dyn Tx,
     entity_id: &str,
     name: &str,

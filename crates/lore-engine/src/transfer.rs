@@ -64,7 +64,8 @@ fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
         data.resource_links
             .extend(tx.list_resource_links_by_meeting(&meeting.id)?);
         data.tasks.extend(tx.list_tasks_by_meeting(&meeting.id)?);
-        data.participant_mappings.extend(tx.list_participant_mappings(&meeting.id)?);
+        data.participant_mappings
+            .extend(tx.list_participant_mappings(&meeting.id)?);
     }
     data.entities = tx.list_entities()?;
     for entity in &data.entities {

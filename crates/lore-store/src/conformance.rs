@@ -136,6 +136,16 @@ fn owner_is_part_of_every_key(store: &dyn Store) {
             .map(|_| ())
     })
     .expect("owner_is_part_of_every_key: write");
+    store
+        .read("alice", &mut |tx| {
+            assert_eq!(
+                tx.list_identifiers_by_entity("e1")?,
+                vec![("email".to_string(), "alice@acme.com".to_string())],
+                "identifiers of an entity list back"
+            );
+            Ok(())
+        })
+        .expect("owner_is_part_of_every_key: identifiers");
     write(store, "mallory", |tx| {
         assert!(
             tx.find_meeting("m1")?.is_none(),
@@ -153,6 +163,10 @@ fn owner_is_part_of_every_key(store: &dyn Store) {
             tx.find_entity_by_identifier("email", "alice@acme.com")?
                 .is_none(),
             "identifier leaked"
+        );
+        assert!(
+            tx.list_identifiers_by_entity("e1")?.is_empty(),
+            "identifier list leaked across owners"
         );
         assert!(tx.find_claim("c1")?.is_none(), "claim leaked across owners");
         assert!(

@@ -94,6 +94,130 @@ impl SqliteStore {
             .map_err(backend)
     }
 
+    /// Checks a database file without changing it: it opens read-only, passes `PRAGMA integrity_check`
+    /// and `foreign_key_check`, and has a Lore schema this build understands. Returns the problems.
+    pub fn verify_file(path: &Path) -> StoreResult<Vec<String>> {
+        if !path.is_file() {
+            return Ok(vec![format!("{} is not a file", path.display())]);
+        }
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(backend)?;
+        let mut problems = Vec::new();
+        let integrity = (|| -> rusqlite::Result<Vec<String>> {
+            let mut statement = connection.prepare("PRAGMA integrity_check")?;
+            let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+            rows.collect()
+        })();
+        match integrity {
+            Ok(rows) => problems.extend(rows.into_iter().filter(|row| row != "ok")),
+            Err(error) => return Ok(vec![format!("not a readable SQLite database: {error}")]),
+        }
+        let violations: i64 = connection
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
+                row.get(0)
+            })
+            .map_err(backend)?;
+        if violations > 0 {
+            problems.push(format!("{violations} foreign key violations"));
+        }
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(backend)?;
+        let has_schema: bool = connection
+            .query_row(
+                "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'claims'",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(backend)?;
+        if version < 1 || !has_schema {
+            problems.push("not a Lore database (no Lore schema)".into());
+        } else if version as usize > MIGRATIONS.len() {
+            problems.push(format!(
+                "schema version {version} is newer than this lore understands ({})",
+                MIGRATIONS.len()
+            ));
+        }
+        Ok(problems)
+    }
+
+    /// Replaces the database at `target` with a verified copy of `source`. Refuses, with
+    /// `StoreError::Conflict`, while any other connection has `target` open.
+    pub fn restore_file(source: &Path, target: &Path) -> StoreResult<()> {
+        let problems = SqliteStore::verify_file(source)?;
+        if !problems.is_empty() {
+            return Err(StoreError::Conflict(format!(
+                "{} failed verification: {}",
+                source.display(),
+                problems.join("; ")
+            )));
+        }
+        if target.exists() {
+            // An exclusive lock is granted only when no other connection has the file open.
+            let connection = Connection::open(target).map_err(backend)?;
+            connection
+                .busy_timeout(std::time::Duration::ZERO)
+                .map_err(backend)?;
+            let locked = connection.execute_batch(
+                "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT; PRAGMA wal_checkpoint(TRUNCATE);",
+            );
+            if let Err(error) = locked {
+                return Err(match error {
+                    rusqlite::Error::SqliteFailure(code, _)
+                        if matches!(
+                            code.code,
+                            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                        ) =>
+                    {
+                        StoreError::Conflict(format!(
+                            "{} is in use by another process; stop it before restoring",
+                            target.display()
+                        ))
+                    }
+                    other => backend(other),
+                });
+            }
+            drop(connection);
+        }
+        let mut temporary = target.as_os_str().to_owned();
+        temporary.push(".restoring");
+        let temporary = PathBuf::from(temporary);
+        let _ = std::fs::remove_file(&temporary);
+        {
+            let connection = Connection::open_with_flags(
+                source,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(backend)?;
+            let temporary_text = temporary
+                .to_str()
+                .ok_or_else(|| StoreError::Backend("restore path is not UTF-8".into()))?;
+            connection
+                .execute("VACUUM INTO ?1", [temporary_text])
+                .map_err(backend)?;
+        }
+        let problems = SqliteStore::verify_file(&temporary)?;
+        if !problems.is_empty() {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(StoreError::Backend(format!(
+                "the restored copy failed verification: {}",
+                problems.join("; ")
+            )));
+        }
+        for suffix in ["-wal", "-shm"] {
+            let mut side = target.as_os_str().to_owned();
+            side.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(side));
+        }
+        std::fs::rename(&temporary, target).map_err(|error| {
+            StoreError::Backend(format!("cannot replace {}: {error}", target.display()))
+        })
+    }
+
     fn lock(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
         self.connection
             .lock()
