@@ -13,7 +13,10 @@ impl Rng {
     }
 
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         let x = self.0;
         (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 11
     }
@@ -30,15 +33,60 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "atlas", "roadmap", "latency", "budget", "customer", "pipeline", "search", "index", "migration", "review",
-    "launch", "pricing", "metrics", "design", "rollout", "feedback", "incident", "capacity", "schema", "quarter",
-    "hiring", "contract", "security", "audit", "cache", "vector", "ranking", "onboarding", "renewal", "storage",
+    "atlas",
+    "roadmap",
+    "latency",
+    "budget",
+    "customer",
+    "pipeline",
+    "search",
+    "index",
+    "migration",
+    "review",
+    "launch",
+    "pricing",
+    "metrics",
+    "design",
+    "rollout",
+    "feedback",
+    "incident",
+    "capacity",
+    "schema",
+    "quarter",
+    "hiring",
+    "contract",
+    "security",
+    "audit",
+    "cache",
+    "vector",
+    "ranking",
+    "onboarding",
+    "renewal",
+    "storage",
 ];
 
-const TITLES: &[&str] = &["Engineer", "Senior Engineer", "Staff Engineer", "Principal Engineer", "Manager", "Director"];
-const CITIES: &[&str] = &["Lisbon", "Berlin", "Porto", "Madrid", "Paris", "Oslo", "Austin", "Toronto"];
-const STATUSES: &[&str] = &["planning", "in progress", "at risk", "on track", "shipped", "on hold"];
-const SKILLS: &[&str] = &["rust", "sql", "design", "sales", "ml", "ops", "writing", "research"];
+const TITLES: &[&str] = &[
+    "Engineer",
+    "Senior Engineer",
+    "Staff Engineer",
+    "Principal Engineer",
+    "Manager",
+    "Director",
+];
+const CITIES: &[&str] = &[
+    "Lisbon", "Berlin", "Porto", "Madrid", "Paris", "Oslo", "Austin", "Toronto",
+];
+const STATUSES: &[&str] = &[
+    "planning",
+    "in progress",
+    "at risk",
+    "on track",
+    "shipped",
+    "on hold",
+];
+const SKILLS: &[&str] = &[
+    "rust", "sql", "design", "sales", "ml", "ops", "writing", "research",
+];
 
 /// One statement of a fact in a meeting.
 struct Mention {
@@ -77,23 +125,38 @@ fn concept(index: usize) -> Value {
 pub fn generate(scale: usize) -> Dataset {
     let scale = scale.max(1);
     let meetings = 1_000 * scale;
-    let (people, companies, projects, concepts) = (1_000 * scale, 200 * scale, 500 * scale, 300 * scale);
+    let (people, companies, projects, concepts) =
+        (1_000 * scale, 200 * scale, 500 * scale, 300 * scale);
     let mut rng = Rng::new(42 + scale as u64);
     let mut mentions: Vec<Mention> = Vec::new();
 
     // Spreads a fact's statements over meetings inside its window [from, to).
     // `times` is (at least, plus up to spread - 1 more).
-    let mut state = |rng: &mut Rng, from: usize, to: usize, times: (usize, usize), claim: Value, text: String, speaker: usize| {
+    let mut state = |rng: &mut Rng,
+                     from: usize,
+                     to: usize,
+                     times: (usize, usize),
+                     claim: Value,
+                     text: String,
+                     speaker: usize| {
         let width = to.saturating_sub(from).max(1);
         let count = times.0 + rng.below(times.1);
         for _ in 0..count {
-            mentions.push(Mention { meeting: from + rng.below(width), claim: claim.clone(), text: text.clone(), speaker });
+            mentions.push(Mention {
+                meeting: from + rng.below(width),
+                claim: claim.clone(),
+                text: text.clone(),
+                speaker,
+            });
         }
     };
 
     for p in 0..people {
         // Single-valued slots that change over time: each new value supersedes the previous one.
-        for (predicate, values, changes) in [("has_title", TITLES, 1 + rng.below(4)), ("located_in", CITIES, 1 + rng.below(2))] {
+        for (predicate, values, changes) in [
+            ("has_title", TITLES, 1 + rng.below(4)),
+            ("located_in", CITIES, 1 + rng.below(2)),
+        ] {
             let start = rng.below(values.len());
             for step in 0..changes {
                 let value = values[(start + step) % values.len()];
@@ -105,19 +168,51 @@ pub fn generate(scale: usize) -> Dataset {
         }
         let works_at = rng.skewed(companies);
         let claim = json!({"subject": person(p), "predicate": "works_at", "object": company(works_at), "authority": "first_party"});
-        state(&mut rng, 0, meetings, (2, 2), claim, format!("I work at Company {works_at}."), p);
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("I work at Company {works_at}."),
+            p,
+        );
         for _ in 0..2 {
             let project_index = rng.skewed(projects);
             let claim = json!({"subject": person(p), "predicate": "contributes_to", "object": project(project_index), "authority": "first_party"});
-            state(&mut rng, 0, meetings, (2, 3), claim, format!("I contribute to Project {project_index}."), p);
+            state(
+                &mut rng,
+                0,
+                meetings,
+                (2, 3),
+                claim,
+                format!("I contribute to Project {project_index}."),
+                p,
+            );
         }
         let skill = SKILLS[rng.below(SKILLS.len())];
         let claim = json!({"subject": person(p), "predicate": "has_skill", "value": skill, "authority": "document"});
-        state(&mut rng, 0, meetings, (2, 2), claim, format!("Person {p} is good at {skill}."), (p + 1) % people);
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("Person {p} is good at {skill}."),
+            (p + 1) % people,
+        );
         if rng.below(3) == 0 {
             let concept_index = rng.skewed(concepts);
             let claim = json!({"subject": person(p), "predicate": "focuses_on_concept", "object": concept(concept_index), "authority": "first_party"});
-            state(&mut rng, 0, meetings, (2, 2), claim, format!("I focus on Concept {concept_index}."), p);
+            state(
+                &mut rng,
+                0,
+                meetings,
+                (2, 2),
+                claim,
+                format!("I focus on Concept {concept_index}."),
+                p,
+            );
         }
     }
     for j in 0..projects {
@@ -128,17 +223,49 @@ pub fn generate(scale: usize) -> Dataset {
             let (from, to) = (meetings * step / changes, meetings * (step + 1) / changes);
             let claim = json!({"subject": project(j), "predicate": "has_status", "value": status, "authority": "first_party"});
             let lead = rng.below(people);
-            state(&mut rng, from, to, (2, 3), claim, format!("Project {j} is {status}."), lead);
+            state(
+                &mut rng,
+                from,
+                to,
+                (2, 3),
+                claim,
+                format!("Project {j} is {status}."),
+                lead,
+            );
         }
         let lead = rng.skewed(people);
         let claim = json!({"subject": project(j), "predicate": "led_by_person", "object": person(lead), "authority": "first_party"});
-        state(&mut rng, 0, meetings, (2, 2), claim, format!("Person {lead} leads Project {j}."), lead);
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("Person {lead} leads Project {j}."),
+            lead,
+        );
         let concept_index = rng.skewed(concepts);
         let claim = json!({"subject": project(j), "predicate": "relates_to_concept", "object": concept(concept_index), "authority": "document"});
-        state(&mut rng, 0, meetings, (2, 2), claim, format!("Project {j} is about Concept {concept_index}."), lead);
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("Project {j} is about Concept {concept_index}."),
+            lead,
+        );
         let url = format!("https://github.com/corp/project-{j}");
         let claim = json!({"subject": project(j), "predicate": "has_link", "value": url, "authority": "document"});
-        state(&mut rng, 0, meetings, (2, 2), claim, format!("The repo for Project {j} is {url} ."), lead);
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("The repo for Project {j} is {url} ."),
+            lead,
+        );
     }
 
     mentions.sort_by_key(|m| m.meeting);
@@ -192,5 +319,12 @@ pub fn generate(scale: usize) -> Dataset {
         });
         bundles.push(bundle.to_string());
     }
-    Dataset { bundles, people, companies, projects, concepts, segments: meetings * 100 }
+    Dataset {
+        bundles,
+        people,
+        companies,
+        projects,
+        concepts,
+        segments: meetings * 100,
+    }
 }

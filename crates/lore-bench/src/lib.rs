@@ -56,7 +56,12 @@ pub fn stats(mut samples: Vec<Duration>) -> OpStats {
         let index = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
         (samples[index].as_nanos() as f64 / 1_000.0 * 10.0).round() / 10.0
     };
-    OpStats { p50_us: at(0.50), p95_us: at(0.95), p99_us: at(0.99), n }
+    OpStats {
+        p50_us: at(0.50),
+        p95_us: at(0.95),
+        p99_us: at(0.99),
+        n,
+    }
 }
 
 /// Times `op` on each target after warming up on a tenth of them.
@@ -74,16 +79,25 @@ fn measure<T>(targets: &[T], mut op: impl FnMut(&T)) -> OpStats {
 }
 
 /// Ingests the dataset into `engine`, then measures every operation. `progress` hears what is happening.
-pub fn run(engine: &Engine, config: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<BenchReport, String> {
+pub fn run(
+    engine: &Engine,
+    config: &BenchConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<BenchReport, String> {
     let dataset = generate(config.scale);
-    progress(&format!("generated {} meetings; ingesting", dataset.bundles.len()));
+    progress(&format!(
+        "generated {} meetings; ingesting",
+        dataset.bundles.len()
+    ));
     let registry = lore_core::Registry::builtin();
     let started = Instant::now();
     let mut candidates = 0usize;
     for (index, text) in dataset.bundles.iter().enumerate() {
         let bundle = lore_ingest::parse_bundle(text, &registry, None).map_err(|e| e.to_string())?;
         candidates += bundle.claims.as_ref().map_or(0, Vec::len);
-        engine.ingest_bundle(OWNER, &bundle).map_err(|e| e.to_string())?;
+        engine
+            .ingest_bundle(OWNER, &bundle)
+            .map_err(|e| e.to_string())?;
         if index % 100 == 99 {
             progress(&format!("ingested {}/{}", index + 1, dataset.bundles.len()));
         }
@@ -97,25 +111,36 @@ pub fn run(engine: &Engine, config: &BenchConfig, mut progress: impl FnMut(&str)
 
     let mut rng = Rng::new(7);
     let entities = engine.list_entities(OWNER).map_err(|e| e.to_string())?;
-    let claims = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).map_err(|e| e.to_string())?;
+    let claims = engine
+        .read(OWNER, |tx| Ok(tx.list_claims()?))
+        .map_err(|e| e.to_string())?;
     // Users retract a few claims and correct a few values by hand (2% and ~3% at scale 1).
     progress("applying retractions and manual overrides");
     for _ in 0..(claims.len() / 50) {
         let claim = &claims[rng.below(claims.len())];
         let _ = engine.retract_claim(OWNER, &claim.id);
     }
-    let people: Vec<&lore_engine::EntityRow> = entities.iter().filter(|e| e.kind == lore_core::EntityKind::Person).collect();
+    let people: Vec<&lore_engine::EntityRow> = entities
+        .iter()
+        .filter(|e| e.kind == lore_core::EntityKind::Person)
+        .collect();
     for index in 0..(300 * config.scale).min(people.len()) {
         let person = &people[rng.below(people.len())];
         let value = format!("Manual City {index}");
-        engine.apply_override(OWNER, &person.id, "located_in", &value).map_err(|e| e.to_string())?;
+        engine
+            .apply_override(OWNER, &person.id, "located_in", &value)
+            .map_err(|e| e.to_string())?;
     }
 
     let samples = config.samples.max(10);
     let targets: Vec<String> = (0..samples)
         .map(|i| {
             // Every fifth target is a hub (low index in the skewed generator = many claims).
-            if i % 5 == 0 { entities[rng.below(entities.len().min(20))].id.clone() } else { entities[rng.below(entities.len())].id.clone() }
+            if i % 5 == 0 {
+                entities[rng.below(entities.len().min(20))].id.clone()
+            } else {
+                entities[rng.below(entities.len())].id.clone()
+            }
         })
         .collect();
     let mut ops = BTreeMap::new();
@@ -128,11 +153,15 @@ pub fn run(engine: &Engine, config: &BenchConfig, mut progress: impl FnMut(&str)
     );
     progress("measuring deletions");
     let meetings = engine.list_meetings(OWNER).map_err(|e| e.to_string())?;
-    let victims: Vec<String> = (0..samples.min(meetings.len() / 4)).map(|_| meetings[rng.below(meetings.len())].id.clone()).collect();
+    let victims: Vec<String> = (0..samples.min(meetings.len() / 4))
+        .map(|_| meetings[rng.below(meetings.len())].id.clone())
+        .collect();
     ops.insert(
         "cascade_delete_rollback".to_string(),
         measure(&victims, |id| {
-            engine.preview_delete(OWNER, SourceRef::Meeting(id)).expect("preview delete");
+            engine
+                .preview_delete(OWNER, SourceRef::Meeting(id))
+                .expect("preview delete");
         }),
     );
     let mut unique = victims.clone();
@@ -145,8 +174,12 @@ pub fn run(engine: &Engine, config: &BenchConfig, mut progress: impl FnMut(&str)
         }),
     );
 
-    let claims_after = engine.read(OWNER, |tx| Ok(tx.list_claims()?.len())).map_err(|e| e.to_string())?;
-    let evidence_after = engine.read(OWNER, |tx| Ok(tx.list_evidence()?.len())).map_err(|e| e.to_string())?;
+    let claims_after = engine
+        .read(OWNER, |tx| Ok(tx.list_claims()?.len()))
+        .map_err(|e| e.to_string())?;
+    let evidence_after = engine
+        .read(OWNER, |tx| Ok(tx.list_evidence()?.len()))
+        .map_err(|e| e.to_string())?;
     let mut dataset_sizes = BTreeMap::new();
     dataset_sizes.insert("meetings".to_string(), dataset.bundles.len() as u64);
     dataset_sizes.insert("segments".to_string(), dataset.segments as u64);
@@ -155,10 +188,14 @@ pub fn run(engine: &Engine, config: &BenchConfig, mut progress: impl FnMut(&str)
     dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
     dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
     dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
-    let statuses = claims.iter().fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
-        *counts.entry(format!("claims_{}", claim.derived.status)).or_default() += 1;
-        counts
-    });
+    let statuses = claims
+        .iter()
+        .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
+            *counts
+                .entry(format!("claims_{}", claim.derived.status))
+                .or_default() += 1;
+            counts
+        });
     dataset_sizes.extend(statuses);
     Ok(BenchReport {
         scale: config.scale,

@@ -42,7 +42,11 @@ pub enum Command {
         paths: Vec<PathBuf>,
     },
     /// List entities (provisional ones included)
-    Entities,
+    Entities {
+        /// `name` (default) or `weight`: pinned first, then by topic weight
+        #[arg(long, default_value = "name")]
+        sort: String,
+    },
     /// List meetings with their segment, note and evidence counts
     Meetings,
     /// Show an entity: its current view, or its history
@@ -55,6 +59,12 @@ pub enum Command {
         /// Also list provisional claims
         #[arg(long)]
         include_provisional: bool,
+        /// What was true at this time, by what Lore knows now (RFC 3339 or YYYY-MM-DD)
+        #[arg(long)]
+        valid_at: Option<String>,
+        /// What Lore believed at this time (transaction time)
+        #[arg(long)]
+        known_at: Option<String>,
     },
     /// Add, override or retract claims
     Claim {
@@ -66,8 +76,14 @@ pub enum Command {
         #[command(subcommand)]
         source: DeleteSource,
     },
-    /// The review queue: conflicts and proposed merges
-    Suggestions,
+    /// The review queue: conflicts and proposed merges; accept or reject one
+    Suggestions {
+        #[command(subcommand)]
+        action: Option<SuggestionAction>,
+        /// Also list accepted and rejected entries
+        #[arg(long)]
+        all: bool,
+    },
     /// Check the database: integrity, and stored state against a rebuild from scratch
     Check,
     /// Ingest the example meetings into a fresh database and print every entity's brief
@@ -88,6 +104,101 @@ pub enum Command {
         #[arg(long)]
         all_owners: bool,
     },
+    /// The bounded 1-2 hop neighborhood of an entity
+    Graph {
+        entity: String,
+        /// 1 or 2
+        #[arg(long, default_value_t = 1)]
+        hops: u8,
+        /// Most nodes shown (the highest-weight neighbors are kept)
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Edges valid at this time instead of the current ones
+        #[arg(long)]
+        valid_at: Option<String>,
+    },
+    /// Search names, claim values, transcripts and notes ("phrase", prefix*, OR, -exclude)
+    Search {
+        #[arg(allow_hyphen_values = true)]
+        query: String,
+        /// entity, claim, segment or note
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Newest first instead of best match first
+        #[arg(long)]
+        newest: bool,
+    },
+    /// Commitments and their state (default: upcoming and past_due)
+    Deadlines {
+        /// upcoming, past_due, completed, rescheduled, canceled, or all
+        #[arg(long)]
+        state: Vec<String>,
+    },
+    /// Tasks across all meetings
+    Tasks {
+        /// Only tasks assigned to this entity
+        #[arg(long)]
+        assignee: Option<String>,
+        /// open, done or canceled
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// Merge entity B into entity A (B's claims, evidence, links and mappings move to A)
+    Merge {
+        /// The survivor
+        a: String,
+        /// The entity merged away
+        b: String,
+    },
+    /// Move chosen evidence (or every evidence row of chosen meetings) to a new entity
+    Split {
+        /// The entity to split: an id, an email, kind:key, or an unambiguous name
+        entity: String,
+        /// Evidence ids to move
+        #[arg(long, num_args = 1..)]
+        evidence: Vec<String>,
+        /// Meetings (id or external id) whose evidence moves
+        #[arg(long, num_args = 1..)]
+        meeting: Vec<String>,
+    },
+    /// Undo a revision (merge, split, manual edit, retraction, suggestion decision)
+    Undo {
+        /// The revision id a state-changing command printed
+        revision: String,
+    },
+    /// List a meeting's participants, or add or remove one by hand
+    Participant {
+        #[command(subcommand)]
+        action: ParticipantAction,
+    },
+    /// Mark a task done, canceled, or open again
+    Task {
+        #[command(subcommand)]
+        action: TaskAction,
+    },
+    /// Pin an entity so it stays surfaced whatever its topic weight
+    Pin {
+        entity: String,
+        /// Unpin instead
+        #[arg(long)]
+        off: bool,
+    },
+    /// Export knowledge as a Markdown wiki (OpenKB- and Obsidian-compatible)
+    Export {
+        #[command(subcommand)]
+        format: crate::portable::ExportFormat,
+    },
+    /// Import a Markdown wiki (Lore's or OpenKB's) under OpenKB's claim rules
+    Import {
+        #[command(subcommand)]
+        format: crate::portable::ImportFormat,
+    },
+    /// Write a consistent, verified copy of the live database to FILE
+    Backup { file: PathBuf },
+    /// Replace the database with a verified backup; refuses while the database is in use
+    Restore { file: PathBuf },
     /// Generate the seed-shaped dataset through the ingest path and measure reads and writes
     Bench {
         /// Dataset size: 1 = 1,000 meetings and ~10,000 claims
@@ -100,6 +211,31 @@ pub enum Command {
         #[arg(long, default_value_t = 300)]
         samples: usize,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SuggestionAction {
+    /// Accept: perform the merge, or make the provisional claim a manual decision
+    Accept { id: String },
+    /// Reject: record the pair as different, or retract the provisional claim
+    Reject { id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ParticipantAction {
+    /// List a meeting's participants with the source of each mapping
+    List { meeting: String },
+    /// Add a person to a meeting by hand (revives a removed mapping)
+    Add { meeting: String, person: String },
+    /// Remove a person from a meeting; re-ingesting the meeting never re-adds them
+    Remove { meeting: String, person: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TaskAction {
+    Done { id: String },
+    Cancel { id: String },
+    Reopen { id: String },
 }
 
 #[derive(Args, Debug)]
@@ -232,8 +368,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ingest { paths } => {
             return ingest(&open_engine(&cli.db)?, &owner, &paths, cli.json)
         }
-        Command::Entities => {
-            let rows = open_engine(&cli.db)?.list_entities(&owner)?;
+        Command::Entities { sort } => {
+            let sort = match sort.as_str() {
+                "name" => lore_engine::EntitySort::Name,
+                "weight" => lore_engine::EntitySort::Weight,
+                other => bail!(BadInput(format!(
+                    "--sort '{other}': expected name or weight"
+                ))),
+            };
+            let rows = open_engine(&cli.db)?.list_entities_sorted(&owner, sort)?;
             output::print_value(cli.json, &rows, |_| output::entity_table(&rows));
         }
         Command::Meetings => {
@@ -258,6 +401,28 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             entity,
             history,
             include_provisional,
+            valid_at,
+            known_at,
+        } if valid_at.is_some() || known_at.is_some() => {
+            if history {
+                bail!(BadInput(
+                    "--history lists every claim; it does not combine with --valid-at or --known-at"
+                        .into()
+                ));
+            }
+            let at = lore_engine::TimeTravel {
+                valid_at: parse_time("--valid-at", valid_at.as_deref())?,
+                known_at: parse_time("--known-at", known_at.as_deref())?,
+            };
+            let _ = include_provisional;
+            let view = open_engine(&cli.db)?.show_at(&owner, &entity, &at)?;
+            output::print_value(cli.json, &view, |_| output::entity_text(&view, false));
+        }
+        Command::Show {
+            entity,
+            history,
+            include_provisional,
+            ..
         } => {
             let view = open_engine(&cli.db)?.show(
                 &owner,
@@ -314,16 +479,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
             });
         }
-        Command::Suggestions => {
-            let suggestions = open_engine(&cli.db)?.list_suggestions(&owner)?;
-            let rows: Vec<serde_json::Value> = suggestions
-                .iter()
-                .map(|s| {
-                    serde_json::json!({"id": s.id, "type": s.kind, "status": s.status, "target": s.target,
-                                       "secondary": s.secondary, "payload": s.payload, "created_at": s.created_at})
-                })
-                .collect();
-            output::print_value(cli.json, &rows, |_| output::suggestion_text(&suggestions));
+        Command::Suggestions { action, all } => {
+            let engine = open_engine(&cli.db)?;
+            match action {
+                None => {
+                    let items = engine.review_queue(&owner, all)?;
+                    output::print_value(cli.json, &items, |items| {
+                        crate::identity_output::review_text(items)
+                    });
+                }
+                Some(SuggestionAction::Accept { id }) => {
+                    let report = engine.accept_suggestion(&owner, &id)?;
+                    crate::identity_output::print_identity(cli.json, &report, "accepted");
+                }
+                Some(SuggestionAction::Reject { id }) => {
+                    let report = engine.reject_suggestion(&owner, &id)?;
+                    crate::identity_output::print_identity(cli.json, &report, "rejected");
+                }
+            }
         }
         Command::Migrate {
             from,
@@ -363,7 +536,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Bench { scale, backend, samples } => return bench(&cli.db, &backend, scale, samples, cli.json),
+        Command::Bench {
+            scale,
+            backend,
+            samples,
+        } => return bench(&cli.db, &backend, scale, samples, cli.json),
         Command::Check => {
             let engine = open_engine(&cli.db)?;
             let mut problems = engine.store().integrity_problems()?;
@@ -389,8 +566,79 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::Graph {
+            entity,
+            hops,
+            limit,
+            valid_at,
+        } => {
+            let options = lore_engine::GraphOptions {
+                hops,
+                limit,
+                valid_at: parse_time("--valid-at", valid_at.as_deref())?,
+            };
+            let graph = open_engine(&cli.db)?.graph(&owner, &entity, &options)?;
+            output::print_value(cli.json, &graph, crate::read_output::graph_text);
+        }
+        Command::Search {
+            query,
+            kind,
+            limit,
+            newest,
+        } => {
+            let request = lore_engine::SearchRequest {
+                query,
+                kind,
+                limit,
+                newest_first: newest,
+            };
+            let hits = open_engine(&cli.db)?.search(&owner, &request)?;
+            output::print_value(cli.json, &hits, |hits| {
+                crate::read_output::search_text(hits)
+            });
+        }
+        Command::Deadlines { state } => {
+            let states = crate::read_output::deadline_states(&state)?;
+            let rows = open_engine(&cli.db)?.deadlines(&owner, &states)?;
+            output::print_value(cli.json, &rows, |rows| {
+                crate::read_output::deadline_text(rows)
+            });
+        }
+        Command::Tasks { assignee, status } => {
+            let status = status
+                .as_deref()
+                .map(|s| {
+                    lore_core::TaskStatus::parse(s).ok_or_else(|| {
+                        BadInput(format!(
+                            "unknown task status '{s}'; use one of: {}",
+                            lore_core::TaskStatus::names()
+                        ))
+                    })
+                })
+                .transpose()?;
+            let rows = open_engine(&cli.db)?.tasks(&owner, assignee.as_deref(), status)?;
+            output::print_value(cli.json, &rows, |rows| crate::read_output::task_text(rows));
+        }
+        command @ (Command::Merge { .. }
+        | Command::Split { .. }
+        | Command::Undo { .. }
+        | Command::Participant { .. }
+        | Command::Task { .. }
+        | Command::Pin { .. }) => {
+            crate::identity_output::run(&open_engine(&cli.db)?, &owner, cli.json, command)?
+        }
+        Command::Export { format } => crate::portable::export(&cli.db, &owner, format, cli.json)?,
+        Command::Import { format } => crate::portable::import(&cli.db, &owner, format, cli.json)?,
+        Command::Backup { file } => crate::portable::backup(&cli.db, &file, cli.json)?,
+        Command::Restore { file } => crate::portable::restore(&cli.db, &file, cli.json)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_time(flag: &str, text: Option<&str>) -> anyhow::Result<Option<Ts>> {
+    text.map(Ts::parse)
+        .transpose()
+        .map_err(|error| BadInput(format!("{flag}: {error}")).into())
 }
 
 fn manual_claim(args: ClaimArgs) -> anyhow::Result<ManualClaim> {
@@ -563,31 +811,49 @@ fn demo(db: &str, owner: &str, examples: Option<PathBuf>, json: bool) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
-fn bench(db: &str, backend: &str, scale: usize, samples: usize, json: bool) -> anyhow::Result<ExitCode> {
+fn bench(
+    db: &str,
+    backend: &str,
+    scale: usize,
+    samples: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if !(1..=1000).contains(&scale) {
         bail!(BadInput("--scale must be between 1 and 1000".into()));
     }
     let (engine, file) = match backend {
         "sqlite" => {
-            let path = std::env::temp_dir().join(format!("lore-bench-{}-{scale}.db", std::process::id()));
+            let path =
+                std::env::temp_dir().join(format!("lore-bench-{}-{scale}.db", std::process::id()));
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
             }
-            (Engine::new(Box::new(SqliteStore::open(&path)?)).with_clock(clock()?), Some(path))
+            (
+                Engine::new(Box::new(SqliteStore::open(&path)?)).with_clock(clock()?),
+                Some(path),
+            )
         }
         "postgres" if db.starts_with("postgres") => (open_engine(db)?, None),
-        "postgres" => bail!(BadInput("--backend postgres needs --db postgres://... naming an empty database".into())),
-        other => bail!(BadInput(format!("unknown backend '{other}'; use sqlite or postgres"))),
+        "postgres" => bail!(BadInput(
+            "--backend postgres needs --db postgres://... naming an empty database".into()
+        )),
+        other => bail!(BadInput(format!(
+            "unknown backend '{other}'; use sqlite or postgres"
+        ))),
     };
     let progress = indicatif::ProgressBar::new_spinner();
     let config = lore_bench::BenchConfig { scale, samples };
-    let mut report = lore_bench::run(&engine, &config, |message| progress.set_message(message.to_string()))
-        .map_err(|error| anyhow::anyhow!("benchmark failed: {error}"))?;
+    let mut report = lore_bench::run(&engine, &config, |message| {
+        progress.set_message(message.to_string())
+    })
+    .map_err(|error| anyhow::anyhow!("benchmark failed: {error}"))?;
     progress.finish_and_clear();
     if let Some(path) = &file {
         drop(engine);
         let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
-            + std::fs::metadata(format!("{}-wal", path.display())).map(|m| m.len()).unwrap_or(0);
+            + std::fs::metadata(format!("{}-wal", path.display()))
+                .map(|m| m.len())
+                .unwrap_or(0);
         let claims = report.dataset.get("claims").copied().unwrap_or(1).max(1);
         report.db_bytes_per_1000_claims = Some(bytes * 1000 / claims);
         for suffix in ["", "-wal", "-shm"] {

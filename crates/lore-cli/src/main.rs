@@ -4,7 +4,10 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod identity_output;
 mod output;
+mod portable;
+mod read_output;
 
 use std::process::ExitCode;
 

@@ -2,7 +2,6 @@
 
 use std::fmt::Write;
 
-use lore_core::model::Suggestion;
 use lore_engine::{EntityRow, EntityView};
 use serde::Serialize;
 
@@ -46,10 +45,18 @@ pub fn print_value<T: Serialize>(json: bool, value: &T, render: impl FnOnce(&T) 
 pub fn entity_table(rows: &[EntityRow]) -> String {
     let mut out = String::new();
     for row in rows {
+        let weight = row
+            .topic_weight
+            .map(|w| format!("{w:>8.3} "))
+            .unwrap_or_default();
+        let pin = if row.pinned { "* " } else { "" };
         let _ = writeln!(
             out,
-            "{:<36} {:<8} {:<12} {}",
-            row.id, row.kind, row.status, row.name
+            "{:<36} {:<8} {:<12} {weight}{pin}{}",
+            row.id,
+            row.kind.as_str(),
+            row.status.as_str(),
+            row.name
         );
     }
     out.trim_end().to_string()
@@ -149,33 +156,30 @@ pub fn entity_text(view: &EntityView, history: bool) -> String {
     out.trim_end().to_string()
 }
 
-pub fn suggestion_text(suggestions: &[Suggestion]) -> String {
-    if suggestions.is_empty() {
-        return "no suggestions".into();
-    }
-    let mut out = String::new();
-    for suggestion in suggestions {
-        let _ = writeln!(
-            out,
-            "{}  {:<15} {:<8} {} {}",
-            suggestion.id,
-            suggestion.kind,
-            suggestion.status,
-            suggestion.target,
-            suggestion.payload
-        );
-    }
-    out.trim_end().to_string()
-}
-
 pub fn bench_table(report: &lore_bench::BenchReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "lore bench: scale {} on {}", report.scale, report.backend);
-    let sizes: Vec<String> = report.dataset.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let _ = writeln!(
+        out,
+        "lore bench: scale {} on {}",
+        report.scale, report.backend
+    );
+    let sizes: Vec<String> = report
+        .dataset
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     let _ = writeln!(out, "dataset: {}", sizes.join(", "));
-    let _ = writeln!(out, "\n{:<26} {:>10} {:>10} {:>10} {:>6}", "operation", "p50 µs", "p95 µs", "p99 µs", "n");
+    let _ = writeln!(
+        out,
+        "\n{:<26} {:>10} {:>10} {:>10} {:>6}",
+        "operation", "p50 µs", "p95 µs", "p99 µs", "n"
+    );
     for (name, op) in &report.ops {
-        let _ = writeln!(out, "{:<26} {:>10.1} {:>10.1} {:>10.1} {:>6}", name, op.p50_us, op.p95_us, op.p99_us, op.n);
+        let _ = writeln!(
+            out,
+            "{:<26} {:>10.1} {:>10.1} {:>10.1} {:>6}",
+            name, op.p50_us, op.p95_us, op.p99_us, op.n
+        );
     }
     let _ = writeln!(
         out,

@@ -10,7 +10,9 @@ pub mod normalize;
 pub mod predicates;
 pub mod projection;
 pub mod reading;
+pub mod search;
 pub mod slot;
+pub mod temporal;
 pub mod time;
 
 pub use model::*;

@@ -426,3 +426,21 @@ pub struct StatusChange {
     pub recorded_at: Ts,
     pub derived: ClaimDerived,
 }
+
+string_enum!(
+    /// Where a participant-to-person mapping came from: a bundle, the user, or a user's removal.
+    MappingSource { Auto => "auto", Manual => "manual", Excluded => "excluded" }
+);
+
+/// A user's decision about one participant of a meeting (`key` is the participant's email, or
+/// `name:` and its normalized display name). Kept apart from the participant rows, which are
+/// rebuilt whenever the meeting is re-ingested, so that automatic sync never undoes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParticipantMapping {
+    pub meeting: String,
+    pub key: String,
+    pub source: MappingSource,
+    pub display_name: String,
+    pub email: Option<String>,
+    pub person_entity: Option<String>,
+}

@@ -36,11 +36,26 @@ impl Changes {
         self.after.insert(key, after.unwrap_or(Value::Null));
     }
 
+    /// Records a typed row change (`None` = absent).
+    pub fn record_row<T: serde::Serialize>(
+        &mut self,
+        key: String,
+        before: Option<&T>,
+        after: Option<&T>,
+    ) {
+        self.record(key, before.map(to_value), after.map(to_value));
+    }
+
     pub fn touch_claim(&mut self, claim: &Claim) {
         self.slots.insert(claim.slot());
         self.entities.insert(claim.subject.clone());
         self.entities.extend(claim.object_entity.iter().cloned());
         self.entities.extend(claim.context_entity.iter().cloned());
+    }
+
+    /// Whether the mutation changed no row at all.
+    pub fn is_empty(&self) -> bool {
+        self.after.is_empty()
     }
 
     /// Ids of the claims this mutation created, changed or removed.
@@ -119,7 +134,7 @@ pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, V
     Ok((claims, slot_claims))
 }
 
-fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
+pub fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
     SlotEvidence {
         id: evidence.id.clone(),
         observed_at: evidence.observed_at,
@@ -229,8 +244,20 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
     let has_manual_data = entity.manual_name.is_some()
         || !entity.manual_attributes.is_empty()
         || entity.manual_brief.is_some()
-        || entity.pinned;
-    if !has_manual_data && tx.count_entity_references(id)? == 0 {
+        || entity.pinned
+        || !entity.do_not_merge_with.is_empty();
+    // A merged entity stays as a redirect to its survivor (L18), whatever refers to it.
+    if !has_manual_data
+        && entity.status != EntityStatus::Merged
+        && tx.count_entity_references(id)? == 0
+    {
+        for (scheme, value) in tx.list_identifiers_by_entity(id)? {
+            changes.record(
+                format!("identifier:{scheme}|{value}"),
+                Some(json!({"scheme": scheme, "value": value, "entity": id})),
+                None,
+            );
+        }
         tx.delete_entity(id)?;
         for suggestion in tx.list_suggestions()? {
             if suggestion.target == id || suggestion.secondary.as_deref() == Some(id) {

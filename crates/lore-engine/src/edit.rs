@@ -242,7 +242,9 @@ impl Engine {
         match (outcome, preview) {
             (Err(EngineError::RolledBack), Some(report)) => Ok(report),
             (Err(error), _) => Err(error),
-            (Ok(()), _) => Err(EngineError::Internal("a preview transaction committed".into())),
+            (Ok(()), _) => Err(EngineError::Internal(
+                "a preview transaction committed".into(),
+            )),
         }
     }
 
@@ -285,16 +287,18 @@ impl Engine {
 
 /// The L13 cascade for one source, inside the caller's transaction; returns the report and the blobs
 /// that lost their last attachment.
-fn cascade_delete(tx: &mut dyn lore_store::Tx, source: SourceRef, now: lore_core::Ts) -> EngineResult<(EditReport, Vec<String>)> {
+fn cascade_delete(
+    tx: &mut dyn lore_store::Tx,
+    source: SourceRef,
+    now: lore_core::Ts,
+) -> EngineResult<(EditReport, Vec<String>)> {
     let mut changes = Changes::default();
     let target = match source {
         SourceRef::Meeting(id) => {
             let meeting = match tx.find_meeting(id)? {
                 Some(meeting) => meeting,
                 None => tx.find_meeting_by_external_id(id)?.ok_or_else(|| {
-                    EngineError::NotFound(format!(
-                        "no meeting with id or external id '{id}'"
-                    ))
+                    EngineError::NotFound(format!("no meeting with id or external id '{id}'"))
                 })?,
             };
             remove_meeting(tx, &meeting, &mut changes)?;
@@ -315,11 +319,10 @@ fn cascade_delete(tx: &mut dyn lore_store::Tx, source: SourceRef, now: lore_core
             note.id
         }
         SourceRef::Attachment(id) => {
-            let attachment = tx.find_attachment(id)?.ok_or_else(|| {
-                EngineError::NotFound(format!("no attachment with id '{id}'"))
-            })?;
-            let evidence =
-                tx.list_evidence_by_source(SourceKind::Attachment, &attachment.id)?;
+            let attachment = tx
+                .find_attachment(id)?
+                .ok_or_else(|| EngineError::NotFound(format!("no attachment with id '{id}'")))?;
+            let evidence = tx.list_evidence_by_source(SourceKind::Attachment, &attachment.id)?;
             remove_evidence(tx, &evidence, &mut changes)?;
             tx.delete_attachment(&attachment.id)?;
             changes.released_blobs.insert(attachment.sha256.clone());
@@ -331,15 +334,13 @@ fn cascade_delete(tx: &mut dyn lore_store::Tx, source: SourceRef, now: lore_core
             attachment.id
         }
     };
+    let touched_slots = changes.slots.clone();
     settle(tx, &mut changes, now)?;
+    // Erasure wins over history: rewrite the touched slots' status history from what is left.
+    crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
     let deleted = changes.changed_claims();
-    let revision = changes.write_revision(
-        tx,
-        RevisionAction::SourceCascadeDelete,
-        &target,
-        None,
-        now,
-    )?;
+    let revision =
+        changes.write_revision(tx, RevisionAction::SourceCascadeDelete, &target, None, now)?;
     let still_used: Vec<String> = changes
         .released_blobs
         .iter()

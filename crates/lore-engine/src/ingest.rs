@@ -69,7 +69,9 @@ impl Engine {
     pub fn ingest_bundle(&self, owner: &str, bundle: &Bundle) -> EngineResult<IngestReport> {
         let blobs = self.store_blobs(bundle)?;
         let now = self.now();
-        self.write(owner, |tx| ingest_in_tx(self, tx, bundle, &blobs, now))
+        self.write(owner, |tx| {
+            ingest_in_tx(self, tx, owner, bundle, &blobs, now)
+        })
     }
 
     /// Copies attachment bytes into the content-addressed blob folder before the transaction; a blob
@@ -109,6 +111,7 @@ impl Engine {
 fn ingest_in_tx(
     engine: &Engine,
     tx: &mut dyn Tx,
+    owner: &str,
     bundle: &Bundle,
     blobs: &BTreeMap<String, (String, i64)>,
     now: Ts,
@@ -118,6 +121,7 @@ fn ingest_in_tx(
     let extractor = SUPPLIED_EXTRACTOR;
     let mut changes = Changes::default();
     let mut outcome = IngestOutcome::Created;
+    let mut previously_recorded: BTreeMap<String, Ts> = BTreeMap::new();
     if let Some(existing) = tx.find_meeting_by_external_id(&input.external_id)? {
         if let Some(run) = tx.find_run(&existing.id, &bundle.content_hash, extractor)? {
             return Ok(IngestReport {
@@ -129,6 +133,11 @@ fn ingest_in_tx(
                 rejected: 0,
                 diagnostics: Vec::new(),
             });
+        }
+        // A statement the new content repeats keeps the transaction time it was first recorded at;
+        // what the new content drops is erased, from the status history too (below).
+        for row in tx.list_evidence_by_meeting(&existing.id)? {
+            previously_recorded.insert(row.id, row.recorded_at);
         }
         remove_meeting(tx, &existing, &mut changes)?;
         outcome = IngestOutcome::Replaced;
@@ -176,23 +185,63 @@ fn ingest_in_tx(
         series_id: series_id.as_deref(),
         observed_at: input.started_at,
         participants_by_name: BTreeMap::new(),
+        participant_domains: bundle
+            .participants
+            .iter()
+            .flat_map(|p| p.email.iter().chain(p.additional_emails.iter()))
+            .filter_map(|email| email.split_once('@').map(|(_, domain)| domain.to_string()))
+            .collect(),
     };
     let mut speaker_names: BTreeMap<String, String> = BTreeMap::new();
+    let mappings = tx.list_participant_mappings(&meeting_id)?;
+    let mut applied_mappings = Vec::new();
     for (idx, participant) in bundle.participants.iter().enumerate() {
-        let reference = lore_ingest::EntityRef {
-            kind: EntityKind::Person,
-            name: participant.display_name.clone(),
-            email: participant.email.clone(),
-            domain: None,
-            external_key: None,
-            key: None,
-        };
-        let person = resolve(tx, &reference, Some(&scope), &mut changes)?;
-        scope
-            .participants_by_name
-            .insert(value_key(&participant.display_name), person.clone());
         if let Some(label) = &participant.speaker_label {
             speaker_names.insert(label.clone(), participant.display_name.clone());
+        }
+        let decision = crate::participants::decision_for(
+            &mappings,
+            &participant.display_name,
+            participant.email.as_deref(),
+        );
+        let excluded = decision
+            .as_ref()
+            .is_some_and(|d| d.source == MappingSource::Excluded);
+        applied_mappings.extend(decision.as_ref().map(|d| d.key.clone()));
+        // The owner is never added as a participant of their own meetings.
+        let is_owner = participant
+            .email
+            .as_deref()
+            .is_some_and(|email| email.eq_ignore_ascii_case(owner));
+        let manual_person = match &decision {
+            Some(d) if d.source == MappingSource::Manual => {
+                crate::participants::mapped_person(tx, d)?
+            }
+            _ => None,
+        };
+        let person = if excluded || is_owner {
+            None
+        } else if let Some(person) = manual_person {
+            crate::resolve::record_participant_alias(
+                tx,
+                &person,
+                &participant.display_name,
+                &scope,
+            )?;
+            changes.entities.insert(person.clone());
+            Some(person)
+        } else {
+            Some(crate::resolve::resolve_participant(
+                tx,
+                participant,
+                &scope,
+                &mut changes,
+            )?)
+        };
+        if let Some(person) = &person {
+            scope
+                .participants_by_name
+                .insert(value_key(&participant.display_name), person.clone());
         }
         tx.insert_participant(&Participant {
             meeting: meeting_id.clone(),
@@ -202,9 +251,33 @@ fn ingest_in_tx(
             platform_stable_id: participant.platform_stable_id.clone(),
             device_id: participant.device_id.clone(),
             speaker_label: participant.speaker_label.clone(),
+            person_entity: person,
+            excluded,
+        })?;
+    }
+    // Manual adds that the bundle does not list are re-applied after it.
+    let mut next_idx = bundle.participants.len() as i64;
+    for mapping in &mappings {
+        if mapping.source != MappingSource::Manual || applied_mappings.contains(&mapping.key) {
+            continue;
+        }
+        let Some(person) = crate::participants::mapped_person(tx, mapping)? else {
+            continue;
+        };
+        crate::resolve::record_participant_alias(tx, &person, &mapping.display_name, &scope)?;
+        changes.entities.insert(person.clone());
+        tx.insert_participant(&Participant {
+            meeting: meeting_id.clone(),
+            idx: next_idx,
+            display_name: mapping.display_name.clone(),
+            email: mapping.email.clone(),
+            platform_stable_id: None,
+            device_id: None,
+            speaker_label: None,
             person_entity: Some(person),
             excluded: false,
         })?;
+        next_idx += 1;
     }
     for (seq, segment) in bundle.segments.iter().enumerate() {
         tx.insert_segment(&Segment {
@@ -272,6 +345,52 @@ fn ingest_in_tx(
         );
     }
 
+    // URLs mentioned in notes and the transcript are links too (url_only, never read).
+    let mentioned = bundle
+        .notes
+        .iter()
+        .map(|note| (note.text.as_str(), note.created_at))
+        .chain(bundle.segments.iter().map(|segment| {
+            (
+                segment.text.as_str(),
+                input.started_at.plus_millis(segment.start_ms),
+            )
+        }));
+    let mut seen_links: std::collections::BTreeSet<String> = bundle
+        .links
+        .iter()
+        .map(|link| short_id("l_", &[&meeting_id, &link.url]))
+        .collect();
+    for (text, seen_at) in mentioned {
+        for found in lore_ingest::find_urls(text) {
+            let id = short_id("l_", &[&meeting_id, &found.url]);
+            if !seen_links.insert(id.clone()) {
+                continue;
+            }
+            let resource = ResourceLink {
+                id,
+                entity: None,
+                meeting: Some(meeting_id.clone()),
+                source_kind: SourceKind::Meeting,
+                source_id: meeting_id.clone(),
+                resource_type: found.resource_type,
+                url: found.url,
+                external_key: found.external_key,
+                title: None,
+                provenance: LinkProvenance::TranscriptMention,
+                ingested_status: "url_only".into(),
+                first_seen_at: seen_at,
+                last_seen_at: seen_at,
+            };
+            tx.upsert_resource_link(&resource)?;
+            changes.record(
+                format!("resource_link:{}", resource.id),
+                None,
+                serde_json::to_value(&resource).ok(),
+            );
+        }
+    }
+
     let run_id = short_id("x_", &[&meeting_id, &bundle.content_hash, extractor]);
     let context = EvidenceContext {
         meeting: &meeting,
@@ -281,6 +400,7 @@ fn ingest_in_tx(
         attachment_ids: &attachment_ids,
         run_id: &run_id,
         now,
+        previously_recorded: &previously_recorded,
     };
     for task in &bundle.tasks {
         let assignee = task
@@ -294,11 +414,14 @@ fn ingest_in_tx(
             .map(|r| resolve(tx, r, Some(&scope), &mut changes))
             .transpose()?;
         let evidence = task.evidence.as_ref().map(|e| context.locate(e));
+        let task_id = short_id("t_", &[&meeting_id, &value_key(&task.title)]);
+        // A status the user set outlives re-ingestion of the meeting.
+        let status = tx.find_task_decision(&task_id)?.unwrap_or(task.status);
         let stored = Task {
-            id: short_id("t_", &[&meeting_id, &value_key(&task.title)]),
+            id: task_id,
             meeting: Some(meeting_id.clone()),
             title: collapse_whitespace(&task.title),
-            status: task.status,
+            status,
             assignee,
             project,
             due_at: task.due_at,
@@ -351,7 +474,11 @@ fn ingest_in_tx(
         stored_claims += 1;
     }
 
+    let touched_slots = changes.slots.clone();
     settle(tx, &mut changes, now)?;
+    if outcome == IngestOutcome::Replaced {
+        crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
+    }
     let diagnostics = std::mem::take(&mut changes.diagnostics);
     let revision =
         changes.write_revision(tx, RevisionAction::ExtractionCommit, &meeting_id, None, now)?;
@@ -391,6 +518,8 @@ struct EvidenceContext<'a> {
     attachment_ids: &'a BTreeMap<String, String>,
     run_id: &'a str,
     now: Ts,
+    /// Transaction times of the replaced content's evidence, by evidence id.
+    previously_recorded: &'a BTreeMap<String, Ts>,
 }
 
 /// Where a piece of evidence sits: its source, time and words.
@@ -565,17 +694,23 @@ fn store_candidate(
     } else {
         EvidenceKind::Support
     };
+    let evidence_id = short_id(
+        "v_",
+        &[
+            &claim.id,
+            located.source_kind.as_str(),
+            &located.source_id,
+            &located.segment_ids.join(","),
+            kind.as_str(),
+        ],
+    );
+    let recorded_at = context
+        .previously_recorded
+        .get(&evidence_id)
+        .copied()
+        .unwrap_or(context.now);
     let evidence = Evidence {
-        id: short_id(
-            "v_",
-            &[
-                &claim.id,
-                located.source_kind.as_str(),
-                &located.source_id,
-                &located.segment_ids.join(","),
-                kind.as_str(),
-            ],
-        ),
+        id: evidence_id,
         claim: claim.id.clone(),
         source_kind: located.source_kind,
         source_id: located.source_id,
@@ -594,7 +729,7 @@ fn store_candidate(
         kind,
         authority: candidate.authority,
         outcome: candidate.outcome,
-        recorded_at: context.now,
+        recorded_at,
     };
     if tx.insert_evidence(&evidence)? {
         changes.record(

@@ -57,10 +57,12 @@ pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String
                     entity.id
                 ));
             }
-            if tx.count_entity_references(&entity.id)? == 0
+            if entity.status != EntityStatus::Merged
+                && tx.count_entity_references(&entity.id)? == 0
                 && entity.manual_name.is_none()
                 && entity.manual_attributes.is_empty()
                 && !entity.pinned
+                && entity.do_not_merge_with.is_empty()
             {
                 problems.push(format!("entity {} is supported by nothing", entity.id));
             }

@@ -4,13 +4,23 @@
 //! The engine owns no lifecycle rule: it loads a slot's claims from storage, asks `lore_core::slot` for
 //! their state, and writes back what changed, all inside one owner-scoped transaction.
 
+mod agenda;
 mod apply;
+mod curate;
 mod edit;
 mod error;
+mod graph;
+mod identity;
 mod ingest;
 mod inspect;
+mod links;
+pub mod markdown;
+mod participants;
 mod resolve;
+mod search;
+mod temporal;
 mod transfer;
+mod undo;
 mod views;
 
 use std::sync::Arc;
@@ -18,10 +28,18 @@ use std::sync::Arc;
 use lore_core::{Registry, Ts};
 use lore_store::{Store, StoreError, Tx};
 
+pub use agenda::{DeadlineRow, TaskRow};
+pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
+pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView};
+pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
+pub use markdown::{ExportReport, ImportReport, PageDrop};
+pub use participants::ParticipantView;
+pub use search::{MeetingRef, SearchHit, SearchRequest, SEARCH_KINDS};
+pub use temporal::TimeTravel;
 pub use transfer::CopyReport;
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,

@@ -22,6 +22,29 @@ pub struct MeetingScope<'a> {
     pub observed_at: Ts,
     /// Participants' person entities by normalized display name (names resolve within one meeting only).
     pub participants_by_name: BTreeMap<String, String>,
+    /// Domains of the participants' verified emails (L16).
+    pub participant_domains: Vec<String>,
+}
+
+/// L16: a company named without a domain takes the verified email domain of a participant of the
+/// same meeting when the domain's name is exactly the company's name (`Globex` and `globex.com`);
+/// never a public mail domain.
+fn participant_domain_for(name: &str, scope: Option<&MeetingScope>) -> Option<String> {
+    let compact: String = slug(name).chars().filter(|c| *c != '-').collect();
+    if compact.is_empty() {
+        return None;
+    }
+    let scope = scope?;
+    let mut candidates: Vec<&String> = scope
+        .participant_domains
+        .iter()
+        .filter(|domain| !is_public_mail_domain(domain))
+        .filter(|domain| domain.split('.').next() == Some(compact.as_str()))
+        .collect();
+    candidates.sort();
+    candidates.dedup();
+    // Two different domains with that name (acme.com, acme.io) say nothing about which one is meant.
+    (candidates.len() == 1).then(|| candidates[0].clone())
 }
 
 /// The strong identifier an entity reference carries, as `(scheme, value)`.
@@ -43,10 +66,17 @@ fn identifier(
             }
         },
         EntityKind::Company => {
-            if let Some(domain) = reference.domain.as_deref().and_then(normalize_domain) {
+            if let Some(domain) = reference
+                .domain
+                .as_deref()
+                .and_then(normalize_domain)
+                .filter(|domain| !is_public_mail_domain(domain))
+            {
                 ("domain".into(), domain, EntityStatus::Active)
             } else if let Some(key) = &reference.external_key {
                 ("external".into(), key.to_lowercase(), EntityStatus::Active)
+            } else if let Some(domain) = participant_domain_for(&reference.name, scope) {
+                ("domain".into(), domain, EntityStatus::Active)
             } else {
                 let scope_id = scope.map_or("manual", |s| s.series_id.unwrap_or(s.meeting_id));
                 (
@@ -66,6 +96,44 @@ fn identifier(
     }
 }
 
+/// Mail providers whose domain says nothing about where a person works (L16).
+const PUBLIC_MAIL_DOMAINS: &[&str] = &[
+    "gmail.com",
+    "googlemail.com",
+    "outlook.com",
+    "hotmail.com",
+    "live.com",
+    "msn.com",
+    "yahoo.com",
+    "ymail.com",
+    "icloud.com",
+    "me.com",
+    "mac.com",
+    "aol.com",
+    "proton.me",
+    "protonmail.com",
+    "pm.me",
+    "gmx.com",
+    "gmx.net",
+    "gmx.de",
+    "web.de",
+    "mail.com",
+    "zoho.com",
+    "yandex.com",
+    "yandex.ru",
+    "mail.ru",
+    "qq.com",
+    "163.com",
+    "126.com",
+    "fastmail.com",
+    "hey.com",
+    "tutanota.com",
+];
+
+pub fn is_public_mail_domain(domain: &str) -> bool {
+    PUBLIC_MAIL_DOMAINS.contains(&domain)
+}
+
 /// Finds or creates the entity a reference names, and records the name it was called by.
 pub fn resolve(
     tx: &mut dyn Tx,
@@ -82,8 +150,121 @@ pub fn resolve(
         }
     }
     let (scheme, value, status) = identifier(reference, scope);
+    find_or_create(tx, reference, &scheme, &value, status, scope, changes)
+}
+
+/// Resolves a meeting participant (L15): by its email or any of its additional emails, then by a
+/// stable platform id, and otherwise as a provisional person scoped to the meeting. The device id is
+/// meeting-scoped and never used. Additional emails become identifiers of the person.
+pub fn resolve_participant(
+    tx: &mut dyn Tx,
+    participant: &lore_ingest::ParticipantInput,
+    scope: &MeetingScope,
+    changes: &mut Changes,
+) -> EngineResult<String> {
+    let reference = EntityRef {
+        kind: EntityKind::Person,
+        name: participant.display_name.clone(),
+        email: participant.email.clone(),
+        domain: None,
+        external_key: None,
+        key: None,
+    };
+    let emails: Vec<String> = participant
+        .email
+        .iter()
+        .chain(participant.additional_emails.iter())
+        .cloned()
+        .collect();
+    let mut known = None;
+    for email in &emails {
+        if let Some(id) = tx.find_entity_by_identifier("email", email)? {
+            known = Some(id);
+            break;
+        }
+    }
+    let person = match (&known, &participant.email, &participant.platform_stable_id) {
+        (Some(id), _, _) => {
+            changes.entities.insert(id.clone());
+            record_alias(tx, id, &participant.display_name, scope)?;
+            id.clone()
+        }
+        (None, Some(_), _) => resolve(tx, &reference, Some(scope), changes)?,
+        (None, None, Some(platform_id)) => find_or_create(
+            tx,
+            &reference,
+            "platform",
+            platform_id.trim(),
+            EntityStatus::Active,
+            Some(scope),
+            changes,
+        )?,
+        (None, None, None) => resolve(tx, &reference, Some(scope), changes)?,
+    };
+    if let Some(platform_id) = &participant.platform_stable_id {
+        add_identifier(tx, &person, "platform", platform_id.trim(), changes)?;
+    }
+    for email in &emails {
+        add_identifier(tx, &person, "email", email, changes)?;
+    }
+    Ok(person)
+}
+
+/// Adds an identifier to a person (and an email to its list) unless another entity holds it.
+fn add_identifier(
+    tx: &mut dyn Tx,
+    person: &str,
+    scheme: &str,
+    value: &str,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    if value.is_empty() || tx.find_entity_by_identifier(scheme, value)?.is_some() {
+        return Ok(());
+    }
+    tx.insert_identifier(scheme, value, person)?;
+    changes.record(
+        format!("identifier:{scheme}|{value}"),
+        None,
+        Some(json!({"scheme": scheme, "value": value, "entity": person})),
+    );
+    if scheme == "email" {
+        if let Some(entity) = tx.find_entity(person)? {
+            if !entity.emails.iter().any(|e| e == value) {
+                let mut updated = entity.clone();
+                updated.emails.push(value.to_string());
+                tx.upsert_entity(&updated)?;
+                changes.record_row(format!("entity:{person}"), Some(&entity), Some(&updated));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records the name a participant was called by for a person chosen by the user.
+pub fn record_participant_alias(
+    tx: &mut dyn Tx,
+    person: &str,
+    name: &str,
+    scope: &MeetingScope,
+) -> EngineResult<()> {
+    record_alias(tx, person, name, scope)
+}
+
+fn find_or_create(
+    tx: &mut dyn Tx,
+    reference: &EntityRef,
+    scheme: &str,
+    value: &str,
+    status: EntityStatus,
+    scope: Option<&MeetingScope>,
+    changes: &mut Changes,
+) -> EngineResult<String> {
+    let (scheme, value) = (scheme.to_string(), value.to_string());
     let id = match tx.find_entity_by_identifier(&scheme, &value)? {
         Some(existing) => existing,
+        None if reference_id_exists(tx, reference.kind, &scheme, &value)?.is_some() => {
+            reference_id_exists(tx, reference.kind, &scheme, &value)?.unwrap_or_default()
+        }
         None => {
             let id = short_id("e_", &[reference.kind.as_str(), &scheme, &value]);
             let entity = Entity {
@@ -132,6 +313,21 @@ pub fn resolve(
     Ok(id)
 }
 
+/// The entity this identifier would create already exists (for instance merged away, its identifiers
+/// moved to the survivor): use it, or its survivor.
+fn reference_id_exists(
+    tx: &mut dyn Tx,
+    kind: EntityKind,
+    scheme: &str,
+    value: &str,
+) -> EngineResult<Option<String>> {
+    let id = short_id("e_", &[kind.as_str(), scheme, value]);
+    match tx.find_entity(&id)? {
+        Some(entity) => Ok(Some(follow_merged(tx, entity)?.id)),
+        None => Ok(None),
+    }
+}
+
 fn record_alias(
     tx: &mut dyn Tx,
     entity: &str,
@@ -153,7 +349,7 @@ fn record_alias(
 /// L15: a provisional, name-only entity that shares a name with another entity of its kind raises a
 /// merge suggestion — never a merge. Checked whenever a name is recorded, from either side, so the
 /// queue does not depend on which meeting arrived first (L14).
-fn suggest_same_name_merges(
+pub(crate) fn suggest_same_name_merges(
     tx: &mut dyn Tx,
     entity_id: &str,
     name: &str,
@@ -207,7 +403,7 @@ fn suggest_same_name_merges(
 pub fn find_entity(tx: &mut dyn Tx, text: &str) -> EngineResult<Entity> {
     let text = text.trim();
     if let Some(entity) = tx.find_entity(text)? {
-        return Ok(entity);
+        return follow_merged(tx, entity);
     }
     if let Some(email) = lore_core::normalize::normalize_email(text) {
         if let Some(id) = tx.find_entity_by_identifier("email", &email)? {
@@ -262,6 +458,20 @@ pub fn find_entity(tx: &mut dyn Tx, text: &str) -> EngineResult<Entity> {
             )))
         }
     }
+}
+
+/// Reading a merged entity reads its survivor (L18); a chain of merges is followed to its end.
+pub fn follow_merged(tx: &mut dyn Tx, mut entity: Entity) -> EngineResult<Entity> {
+    for _ in 0..64 {
+        let Some(next) = entity.merged_into.clone() else {
+            return Ok(entity);
+        };
+        match tx.find_entity(&next)? {
+            Some(survivor) => entity = survivor,
+            None => return Ok(entity),
+        }
+    }
+    Ok(entity)
 }
 
 fn not_found(text: &str) -> crate::EngineError {

@@ -29,6 +29,8 @@ struct OwnerData {
     revisions: Vec<Revision>,
     suggestions: Vec<Suggestion>,
     tags: Vec<Tag>,
+    participant_mappings: Vec<ParticipantMapping>,
+    task_decisions: Vec<(String, TaskStatus)>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -44,7 +46,10 @@ pub struct CopyReport {
 }
 
 fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
-    let mut data = OwnerData { meetings: tx.list_meetings()?, ..OwnerData::default() };
+    let mut data = OwnerData {
+        meetings: tx.list_meetings()?,
+        ..OwnerData::default()
+    };
     for meeting in &data.meetings {
         if let Some(series_id) = &meeting.series {
             if !data.series.iter().any(|s| &s.id == series_id) {
@@ -59,10 +64,12 @@ fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
         data.resource_links
             .extend(tx.list_resource_links_by_meeting(&meeting.id)?);
         data.tasks.extend(tx.list_tasks_by_meeting(&meeting.id)?);
+        data.participant_mappings
+            .extend(tx.list_participant_mappings(&meeting.id)?);
     }
     data.entities = tx.list_entities()?;
     for entity in &data.entities {
-        for (scheme, value) in tx.list_identifiers(&entity.id)? {
+        for (scheme, value) in tx.list_identifiers_by_entity(&entity.id)? {
             data.identifiers.push((scheme, value, entity.id.clone()));
         }
         data.aliases.extend(tx.list_aliases(&entity.id)?);
@@ -85,6 +92,11 @@ fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
     }
     data.revisions = tx.list_revisions(i64::MAX as usize)?;
     data.revisions.reverse();
+    for task in tx.list_tasks()? {
+        if let Some(status) = tx.find_task_decision(&task.id)? {
+            data.task_decisions.push((task.id.clone(), status));
+        }
+    }
     data.suggestions = tx.list_suggestions()?;
     data.tags = tx.list_tags()?;
     Ok(data)
@@ -152,6 +164,12 @@ fn write_all(tx: &mut dyn Tx, data: &OwnerData) -> EngineResult<()> {
     }
     for row in &data.tags {
         tx.upsert_tag(row)?;
+    }
+    for row in &data.participant_mappings {
+        tx.upsert_participant_mapping(row)?;
+    }
+    for (task, status) in &data.task_decisions {
+        tx.upsert_task_decision(task, *status)?;
     }
     Ok(())
 }

@@ -25,6 +25,10 @@ pub struct EntityRow {
     pub kind: EntityKind,
     pub name: String,
     pub status: EntityStatus,
+    pub pinned: bool,
+    /// Set when the listing is sorted by weight (L19).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_weight: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -48,6 +52,8 @@ pub struct NamedRef {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct EvidenceView {
+    /// For `lore split --evidence`.
+    pub id: String,
     pub meeting: Option<String>,
     pub meeting_title: Option<String>,
     pub observed_at: Ts,
@@ -91,6 +97,7 @@ pub struct EntityHeader {
     pub attributes: BTreeMap<String, Value>,
     pub brief: String,
     pub topic_weight: f64,
+    pub pinned: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -99,6 +106,8 @@ pub struct LinkView {
     pub resource_type: ResourceType,
     pub title: Option<String>,
     pub ingested_status: String,
+    pub external_key: Option<String>,
+    pub provenance: LinkProvenance,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -157,6 +166,8 @@ impl Engine {
                     kind: e.kind,
                     name: e.display_name().to_string(),
                     status: e.status,
+                    pinned: e.pinned,
+                    topic_weight: None,
                 })
                 .collect())
         })
@@ -221,7 +232,14 @@ impl Engine {
             let links = tx
                 .list_resource_links_by_entity(id)?
                 .into_iter()
-                .map(|l| LinkView { url: l.url, resource_type: l.resource_type, title: l.title, ingested_status: l.ingested_status })
+                .map(|l| LinkView {
+                    url: l.url,
+                    resource_type: l.resource_type,
+                    title: l.title,
+                    ingested_status: l.ingested_status,
+                    external_key: l.external_key,
+                    provenance: l.provenance,
+                })
                 .collect();
             Ok(Projection {
                 id: entity.id.clone(),
@@ -241,7 +259,7 @@ impl Engine {
     }
 }
 
-fn entity_view(
+pub(crate) fn entity_view(
     tx: &mut dyn Tx,
     entity: &Entity,
     options: &ShowOptions,
@@ -282,6 +300,7 @@ fn entity_view(
                 None => None,
             };
             evidence_views.push(EvidenceView {
+                id: row.id.clone(),
                 meeting: meeting.as_ref().map(|m| m.external_id.clone()),
                 meeting_title: meeting.as_ref().map(|m| m.title.clone()),
                 observed_at: row.observed_at,
@@ -325,14 +344,17 @@ fn entity_view(
     alias_names.retain(|a| a != entity.display_name());
     observations.extend(aliases.iter().map(|a| (a.observed_at, MENTION_WEIGHT)));
 
-    let links = tx
-        .list_resource_links_by_entity(&entity.id)?
+    let mut stored_links = tx.list_resource_links_by_entity(&entity.id)?;
+    stored_links.extend(crate::links::links_concerning(tx, entity, &aliases)?);
+    let links = stored_links
         .into_iter()
         .map(|l| LinkView {
             url: l.url,
             resource_type: l.resource_type,
             title: l.title,
             ingested_status: l.ingested_status,
+            external_key: l.external_key,
+            provenance: l.provenance,
         })
         .collect();
     let mut tasks = Vec::new();
@@ -360,6 +382,7 @@ fn entity_view(
             attributes: entity.current_attributes.clone(),
             brief: entity.current_brief.clone(),
             topic_weight: (topic_weight(observations, now) * 1000.0).round() / 1000.0,
+            pinned: entity.pinned,
         },
         claims: views,
         links,

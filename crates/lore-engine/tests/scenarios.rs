@@ -12,7 +12,9 @@ mod common;
 use std::path::Path;
 
 use lore_core::Ts;
-use lore_engine::{Engine, ManualClaim, ShowOptions, SourceRef};
+use lore_engine::{
+    Engine, GraphOptions, ManualClaim, SearchRequest, ShowOptions, SourceRef, TimeTravel,
+};
 use serde_json::{json, Map, Value};
 
 use common::{assert_consistent, backend_engines, TestClock};
@@ -41,6 +43,9 @@ fn entity_ref(text: &str, people: &Map<String, Value>) -> Value {
         Some(Value::String(email)) => {
             json!({"kind": "person", "name": person_name(text), "email": email})
         }
+        Some(Value::Object(fields)) if fields.contains_key("email") => {
+            json!({"kind": "person", "name": person_name(text), "email": fields["email"]})
+        }
         Some(_) => json!({"kind": "person", "name": person_name(text)}),
         None => panic!("scenario names unknown person '{text}'"),
     }
@@ -53,8 +58,14 @@ fn expand_meeting(step: &Value, state: &ScenarioState) -> Value {
         .iter()
         .map(|(key, email)| {
             let mut participant = json!({"display_name": person_name(key), "speaker_label": key});
-            if let Value::String(email) = email {
-                participant["email"] = json!(email);
+            match email {
+                Value::String(email) => participant["email"] = json!(email),
+                Value::Object(fields) => {
+                    for (field, value) in fields {
+                        participant[field] = value.clone();
+                    }
+                }
+                _ => {}
             }
             participant
         })
@@ -125,6 +136,16 @@ struct ScenarioState<'a> {
 
 impl ScenarioState<'_> {
     fn view(&self, entity: &str) -> Option<lore_engine::EntityView> {
+        let resolved;
+        let entity = if entity
+            .split_once('@')
+            .is_some_and(|(_, m)| !m.contains('.'))
+        {
+            resolved = entity_id(self.engine, entity);
+            resolved.as_str()
+        } else {
+            entity
+        };
         self.engine
             .show(
                 OWNER,
@@ -253,6 +274,26 @@ fn check_expectation(state: &ScenarioState, expect: &Value, context: &str) {
             );
         }
     }
+    if let Some(urls) = expect.get("links").and_then(Value::as_array) {
+        let shown: Vec<Value> = view
+            .links
+            .iter()
+            .map(|l| {
+                json!({"url": l.url, "type": l.resource_type, "key": l.external_key,
+                            "ingested_status": l.ingested_status})
+            })
+            .collect();
+        let shown_urls: Vec<&str> = view.links.iter().map(|l| l.url.as_str()).collect();
+        let wanted: Vec<&str> = urls.iter().filter_map(Value::as_str).collect();
+        assert_eq!(
+            shown_urls, wanted,
+            "{context}: links of {entity}: {shown:?}"
+        );
+        assert!(
+            view.links.iter().all(|l| l.ingested_status == "url_only"),
+            "{context}: links seen in meetings are url_only"
+        );
+    }
     if let Some(status) = expect.get("status") {
         assert_eq!(
             &json!(view.entity.status),
@@ -289,6 +330,7 @@ fn run_scenario(path: &Path) {
 
 fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
     let state = ScenarioState { engine };
+    let mut memory = Memory::default();
     for (index, step) in scenario["steps"]
         .as_array()
         .expect("steps")
@@ -310,6 +352,7 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
                     let report = engine
                         .ingest_bundle(OWNER, &bundle)
                         .unwrap_or_else(|e| panic!("{context}: {e}"));
+                    memory.last_revision = Some(report.revision.clone());
                     if let Some(wanted) = step.get("outcome") {
                         assert_eq!(&json!(report.outcome), wanted, "{context}: ingest outcome");
                     }
@@ -339,7 +382,7 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
         }
         if let Some(manual) = step.get("manual") {
             let field = |name: &str| manual.get(name).and_then(Value::as_str).map(str::to_string);
-            engine
+            let report = engine
                 .add_manual_claim(
                     OWNER,
                     &ManualClaim {
@@ -352,6 +395,7 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
                     },
                 )
                 .unwrap_or_else(|e| panic!("{context}: {e}"));
+            memory.last_revision = Some(report.revision);
         }
         if let Some(retract) = step.get("retract") {
             let entity = retract["entity"].as_str().unwrap();
@@ -363,11 +407,14 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
                 None,
             )
             .unwrap_or_else(|| panic!("{context}: nothing to retract"));
-            engine
+            let report = engine
                 .retract_claim(OWNER, &claim.id)
                 .unwrap_or_else(|e| panic!("{context}: {e}"));
+            memory.last_revision = Some(report.revision);
         }
+        identity_steps(engine, &state, step, &context, &mut memory);
         assert_consistent(engine, OWNER, &context);
+        read_side_step(engine, step, &context);
         for expect in step["expect"].as_array().cloned().unwrap_or_default() {
             check_expectation(&state, &expect, &context);
         }
@@ -382,6 +429,364 @@ fn run_steps(scenario: &Value, name: &str, engine: &Engine, clock: &TestClock) {
                 );
             }
         }
+    }
+}
+
+/// Read-side steps: `search`, `graph`, time travel (`expect_at`) and the erasure check on history.
+fn read_side_step(engine: &Engine, step: &Value, context: &str) {
+    if let Some(query) = step.get("search").and_then(Value::as_str) {
+        let request = SearchRequest {
+            query: query.to_string(),
+            kind: step.get("kind").and_then(Value::as_str).map(str::to_string),
+            limit: 50,
+            newest_first: false,
+        };
+        match (engine.search(OWNER, &request), step.get("expect_error")) {
+            (Ok(hits), None) => {
+                if let Some(wanted) = step.get("expect_hits").and_then(Value::as_u64) {
+                    assert_eq!(
+                        hits.len() as u64,
+                        wanted,
+                        "{context}: hits for {query}: {hits:#?}"
+                    );
+                }
+                if let Some(wanted) = step.get("expect_snippet").and_then(Value::as_str) {
+                    assert!(
+                        hits.iter().any(|h| h.snippet.contains(wanted)),
+                        "{context}: no snippet with {wanted}: {hits:#?}"
+                    );
+                }
+                if let Some(wanted) = step.get("expect_offset").and_then(Value::as_str) {
+                    assert_eq!(hits[0].offset.as_deref(), Some(wanted), "{context}: offset");
+                    assert!(
+                        hits[0].meeting.is_some(),
+                        "{context}: hit names its meeting"
+                    );
+                }
+            }
+            (Err(error), Some(wanted)) => {
+                assert!(
+                    error.is_bad_input(),
+                    "{context}: {error} should be bad input"
+                );
+                let text = error.to_string();
+                assert!(text.contains(wanted.as_str().unwrap()), "{context}: {text}");
+            }
+            (Ok(hits), Some(wanted)) => panic!("{context}: expected error {wanted}, got {hits:?}"),
+            (Err(error), None) => panic!("{context}: search failed: {error}"),
+        }
+    }
+    if let Some(entity) = step.get("graph").and_then(Value::as_str) {
+        let options = GraphOptions {
+            hops: step["hops"].as_u64().unwrap_or(1) as u8,
+            limit: step["limit"].as_u64().unwrap_or(50) as usize,
+            valid_at: step["valid_at"].as_str().map(|t| Ts::parse(t).unwrap()),
+        };
+        let graph = engine
+            .graph(OWNER, entity, &options)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        if let Some(wanted) = step.get("expect_nodes").and_then(Value::as_u64) {
+            assert_eq!(
+                graph.nodes.len() as u64,
+                wanted,
+                "{context}: nodes {:#?}",
+                graph.nodes
+            );
+        }
+        if let Some(wanted) = step.get("expect_truncated").and_then(Value::as_bool) {
+            assert_eq!(graph.truncated, wanted, "{context}: truncated");
+        }
+        for name in step["expect_node_names"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(
+                graph.nodes.iter().any(|n| json!(n.name) == name),
+                "{context}: no node {name}: {:#?}",
+                graph.nodes
+            );
+        }
+        for name in step["expect_no_node_names"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(
+                !graph.nodes.iter().any(|n| json!(n.name) == name),
+                "{context}: unexpected node {name}"
+            );
+        }
+        let ids: std::collections::BTreeSet<&str> =
+            graph.nodes.iter().map(|n| n.id.as_str()).collect();
+        for edge in &graph.edges {
+            assert!(
+                ids.contains(edge.from.as_str()) && ids.contains(edge.to.as_str()),
+                "{context}: edge to a node that is not shown: {edge:?}"
+            );
+        }
+        if let Some(wanted) = step.get("expect_edges").and_then(Value::as_u64) {
+            assert_eq!(
+                graph.edges.len() as u64,
+                wanted,
+                "{context}: edges {:#?}",
+                graph.edges
+            );
+        }
+    }
+    for expect in step["expect_at"].as_array().cloned().unwrap_or_default() {
+        let at = TimeTravel {
+            valid_at: expect["valid_at"].as_str().map(|t| Ts::parse(t).unwrap()),
+            known_at: expect["known_at"].as_str().map(|t| Ts::parse(t).unwrap()),
+        };
+        let entity = expect["entity"].as_str().unwrap();
+        let view = engine
+            .show_at(OWNER, entity, &at)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        let label = format!("{context} at {at:?}");
+        for expected in expect["claims"].as_array().cloned().unwrap_or_default() {
+            let predicate = expected["predicate"].as_str().unwrap();
+            let value = expected["value"].as_str().unwrap();
+            let claim = find_claim(&view, predicate, value, None).unwrap_or_else(|| {
+                panic!(
+                    "{label}: no {predicate}={value}; has {:?}",
+                    view.claims.iter().map(claim_value).collect::<Vec<_>>()
+                )
+            });
+            let actual = serde_json::to_value(claim).unwrap();
+            for (field, wanted) in expected.as_object().unwrap() {
+                if !matches!(field.as_str(), "predicate" | "value") {
+                    assert_eq!(
+                        &actual[field], wanted,
+                        "{label}: {predicate}={value} {field}"
+                    );
+                }
+            }
+        }
+        for absent in expect["absent"].as_array().cloned().unwrap_or_default() {
+            let predicate = absent["predicate"].as_str().unwrap();
+            let value = absent["value"].as_str().unwrap();
+            assert!(
+                find_claim(&view, predicate, value, None).is_none(),
+                "{label}: {predicate}={value} should not show"
+            );
+        }
+    }
+    if step.get("expect_history_clean") == Some(&json!(true)) {
+        let problems = engine
+            .read(OWNER, |tx| {
+                let mut problems = Vec::new();
+                for claim in tx.list_claims()? {
+                    for row in tx.list_status_changes(&claim.id)? {
+                        if let Some(successor) = &row.derived.superseded_by {
+                            if tx.find_claim(successor)?.is_none() {
+                                problems.push(format!(
+                                    "history of {} names deleted claim {successor}",
+                                    claim.id
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(problems)
+            })
+            .unwrap();
+        assert!(problems.is_empty(), "{context}: {problems:?}");
+    }
+}
+
+/// What identity steps remember between steps: revisions to undo and saved entity pages.
+#[derive(Default)]
+struct Memory {
+    last_revision: Option<String>,
+    revisions: std::collections::BTreeMap<String, String>,
+    /// Saved `show --history --include-provisional` JSON by entity id.
+    pages: std::collections::BTreeMap<String, String>,
+}
+
+/// The entity a step names: an id, email or `kind:key` as `show` takes them, or `NAME@MEETING`
+/// for the name-only person of one meeting.
+fn entity_id(engine: &Engine, handle: &str) -> String {
+    if let Some((name, meeting)) = handle.split_once('@').filter(|(_, m)| !m.contains('.')) {
+        let meeting_id = engine
+            .list_meetings(OWNER)
+            .unwrap()
+            .into_iter()
+            .find(|m| m.external_id == meeting)
+            .unwrap_or_else(|| panic!("no meeting {meeting}"))
+            .id;
+        return engine
+            .list_entities(OWNER)
+            .unwrap()
+            .into_iter()
+            .map(|row| {
+                engine
+                    .show(OWNER, &row.id, &ShowOptions::default())
+                    .unwrap()
+            })
+            .find(|view| {
+                view.entity.name.eq_ignore_ascii_case(name)
+                    && view.entity.emails.is_empty()
+                    && engine
+                        .entity_meetings(OWNER, &view.entity.id)
+                        .unwrap()
+                        .contains(&meeting_id)
+            })
+            .unwrap_or_else(|| panic!("no name-only {name} in {meeting}"))
+            .entity
+            .id;
+    }
+    engine
+        .show(OWNER, handle, &ShowOptions::default())
+        .unwrap_or_else(|e| panic!("entity {handle}: {e}"))
+        .entity
+        .id
+}
+
+fn page(engine: &Engine, id: &str) -> String {
+    let view = engine
+        .show(
+            OWNER,
+            id,
+            &ShowOptions {
+                history: true,
+                include_provisional: true,
+            },
+        )
+        .unwrap();
+    serde_json::to_string_pretty(&view).unwrap()
+}
+
+fn identity_steps(
+    engine: &Engine,
+    _state: &ScenarioState,
+    step: &Value,
+    context: &str,
+    memory: &mut Memory,
+) {
+    let remember = |memory: &mut Memory, name: Option<&str>, revision: String| {
+        if let Some(name) = name {
+            memory.revisions.insert(name.to_string(), revision.clone());
+        }
+        memory.last_revision = Some(revision);
+    };
+    if let Some(handles) = step.get("save_pages").and_then(Value::as_array) {
+        for handle in handles {
+            let id = entity_id(engine, handle.as_str().unwrap());
+            memory.pages.insert(id.clone(), page(engine, &id));
+        }
+    }
+    if let Some(merge) = step.get("merge") {
+        let into = entity_id(engine, merge["into"].as_str().unwrap());
+        let from = entity_id(engine, merge["from"].as_str().unwrap());
+        let report = engine
+            .merge_entities(OWNER, &into, &from)
+            .unwrap_or_else(|e| panic!("{context}: merge: {e}"));
+        remember(memory, merge["name"].as_str(), report.revision);
+    }
+    if let Some(split) = step.get("split") {
+        let id = entity_id(engine, split["entity"].as_str().unwrap());
+        let meetings: Vec<String> = split["meetings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect();
+        let report = engine
+            .split_entity(OWNER, &id, &lore_engine::SplitSelection::Meetings(meetings))
+            .unwrap_or_else(|e| panic!("{context}: split: {e}"));
+        remember(memory, split["name"].as_str(), report.revision);
+    }
+    for (field, accept) in [("accept", true), ("reject", false)] {
+        if let Some(kind) = step.get(field).and_then(Value::as_str) {
+            let suggestion = engine
+                .list_suggestions(OWNER)
+                .unwrap()
+                .into_iter()
+                .find(|s| s.kind == kind && s.status == lore_core::SuggestionStatus::Open)
+                .unwrap_or_else(|| panic!("{context}: no open {kind} suggestion"));
+            let report = if accept {
+                engine.accept_suggestion(OWNER, &suggestion.id)
+            } else {
+                engine.reject_suggestion(OWNER, &suggestion.id)
+            }
+            .unwrap_or_else(|e| panic!("{context}: {field}: {e}"));
+            remember(memory, None, report.revision);
+        }
+    }
+    if let Some(name) = step.get("save_revision").and_then(Value::as_str) {
+        let last = memory.last_revision.clone().expect("a revision to save");
+        memory.revisions.insert(name.to_string(), last);
+    }
+    if let Some(undo) = step.get("undo").and_then(Value::as_str) {
+        let revision = if undo == "last" {
+            memory.last_revision.clone().expect("a revision to undo")
+        } else {
+            memory.revisions[undo].clone()
+        };
+        let result = engine.undo(OWNER, &revision);
+        match step.get("undo_error").and_then(Value::as_str) {
+            Some(wanted) => {
+                let error = result.expect_err("undo should fail").to_string();
+                assert!(error.contains(wanted), "{context}: undo error {error}");
+            }
+            None => {
+                let report = result.unwrap_or_else(|e| panic!("{context}: undo: {e}"));
+                memory.last_revision = Some(report.revision);
+            }
+        }
+    }
+    if let Some(remove) = step.get("remove_participant") {
+        let report = engine
+            .remove_participant(
+                OWNER,
+                remove["meeting"].as_str().unwrap(),
+                remove["entity"].as_str().unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{context}: remove participant: {e}"));
+        remember(memory, None, report.revision);
+    }
+    if let Some(add) = step.get("add_participant") {
+        let report = engine
+            .add_participant(
+                OWNER,
+                add["meeting"].as_str().unwrap(),
+                add["entity"].as_str().unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{context}: add participant: {e}"));
+        remember(memory, None, report.revision);
+    }
+    if step.get("pages_unchanged") == Some(&json!(true)) {
+        for (id, saved) in &memory.pages {
+            assert_eq!(&page(engine, id), saved, "{context}: page of {id} differs");
+        }
+    }
+    if let Some(wanted) = step.get("entity_counts").and_then(Value::as_object) {
+        let rows = engine.list_entities(OWNER).unwrap();
+        for (kind, count) in wanted {
+            let actual = rows.iter().filter(|r| r.kind.as_str() == kind).count() as u64;
+            assert_eq!(
+                actual,
+                count.as_u64().unwrap(),
+                "{context}: {kind} entities"
+            );
+        }
+    }
+    if let Some(wanted) = step.get("participants") {
+        let meeting = wanted["meeting"].as_str().unwrap();
+        let rows = engine.list_participants(OWNER, meeting).unwrap();
+        let live: Vec<String> = rows
+            .iter()
+            .filter(|p| p.source != lore_core::MappingSource::Excluded)
+            .map(|p| p.display_name.clone())
+            .collect();
+        let expected: Vec<String> = wanted["live"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(live, expected, "{context}: live participants of {meeting}");
     }
 }
 
@@ -413,8 +818,8 @@ fn lifecycle_scenarios() {
         run_scenario(file);
     }
     for rule in [
-        "L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "L9", "L10", "L11", "L12", "L13", "L19",
-        "L21",
+        "L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "L9", "L10", "L11", "L12", "L13", "L15",
+        "L16", "L18", "L19", "L21",
     ] {
         assert!(covered.contains(rule), "no scenario covers {rule}");
     }

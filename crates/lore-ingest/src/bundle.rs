@@ -49,6 +49,9 @@ pub struct ParticipantInput {
     /// Normalized (trimmed, lowercase).
     pub email: Option<String>,
     pub platform_stable_id: Option<String>,
+    /// The bundle's `emails`: normalized, deduplicated, never equal to `email` (L15).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub additional_emails: Vec<String>,
     /// Meeting-scoped: never used to match people across meetings (L15).
     pub device_id: Option<String>,
     pub speaker_label: Option<String>,

@@ -16,5 +16,5 @@ pub use bundle::{
 };
 pub use canonical::canonical_json_hash;
 pub use error::{BundleErrors, FieldError};
-pub use links::{normalize_url, NormalizedLink};
+pub use links::{find_urls, normalize_url, NormalizedLink};
 pub use parse::parse_bundle;

@@ -231,6 +231,25 @@ fn is_drive_id(text: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
 }
 
+/// Every http(s) URL in free text (a note, a transcript segment), normalized, in order, without
+/// duplicates. Trailing punctuation that ends a sentence is not part of the URL.
+pub fn find_urls(text: &str) -> Vec<NormalizedLink> {
+    let mut found: Vec<NormalizedLink> = Vec::new();
+    for token in text.split(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\'')) {
+        let Some(start) = token.find("http://").or_else(|| token.find("https://")) else {
+            continue;
+        };
+        let candidate =
+            token[start..].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}']);
+        if let Ok(link) = normalize_url(candidate) {
+            if !found.iter().any(|f| f.url == link.url) {
+                found.push(link);
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,5 +397,26 @@ mod tests {
                 assert_eq!(once, twice, "{input}");
             }
         }
+    }
+
+    #[test]
+    fn urls_are_found_in_free_text_without_trailing_punctuation() {
+        let found = find_urls(
+            "See https://github.com/acme/atlas/pull/42. Also (https://www.example.com/a?utm_source=x), \
+             and https://github.com/acme/atlas/pull/42 again; not ftp://x.y or plain words.",
+        );
+        let urls: Vec<&str> = found.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            vec![
+                "https://github.com/acme/atlas/pull/42",
+                "https://example.com/a"
+            ]
+        );
+        assert_eq!(
+            found[0].external_key.as_deref(),
+            Some("github:acme/atlas#42")
+        );
+        assert!(find_urls("no links here").is_empty());
     }
 }

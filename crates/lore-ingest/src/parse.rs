@@ -48,6 +48,7 @@ const SERIES_FIELDS: &[&str] = &["calendar_account", "calendar_id", "recurring_e
 const PARTICIPANT_FIELDS: &[&str] = &[
     "display_name",
     "email",
+    "emails",
     "platform_stable_id",
     "device_id",
     "speaker_label",
@@ -214,6 +215,26 @@ fn read_participants(reader: &mut Reader, top: &Object) -> Vec<ParticipantInput>
             .map(|name| collapse_whitespace(&name));
         let email = read_email(reader, map, &path);
         let platform_stable_id = reader.optional_string(map, &path, "platform_stable_id");
+        let mut additional_emails: Vec<String> = Vec::new();
+        for (position, raw) in reader
+            .optional_array(map, &path, "emails")
+            .iter()
+            .enumerate()
+        {
+            match raw.as_str().and_then(normalize_email) {
+                Some(normalized) => {
+                    if Some(&normalized) != email.as_ref()
+                        && !additional_emails.contains(&normalized)
+                    {
+                        additional_emails.push(normalized);
+                    }
+                }
+                None => reader.fail(
+                    format!("{}[{position}]", child(&path, "emails")),
+                    format!("invalid email {raw}"),
+                ),
+            }
+        }
         let device_id = reader.optional_string(map, &path, "device_id");
         let speaker_label = reader.optional_string(map, &path, "speaker_label");
         if let Some(label) = &speaker_label {
@@ -228,6 +249,7 @@ fn read_participants(reader: &mut Reader, top: &Object) -> Vec<ParticipantInput>
             display_name: display_name.unwrap_or_default(),
             email,
             platform_stable_id,
+            additional_emails,
             device_id,
             speaker_label,
         });

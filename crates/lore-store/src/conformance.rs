@@ -15,6 +15,9 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     reads_cannot_write(make_store().as_ref());
     records_round_trip(make_store().as_ref());
     deleting_a_meeting_cascades_to_its_rows(make_store().as_ref());
+    search_index_follows_every_write_and_stays_per_owner(make_store().as_ref());
+    status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
+    identity_rows_restore_in_place(make_store().as_ref());
 }
 
 fn write(
@@ -133,6 +136,16 @@ fn owner_is_part_of_every_key(store: &dyn Store) {
             .map(|_| ())
     })
     .expect("owner_is_part_of_every_key: write");
+    store
+        .read("alice", &mut |tx| {
+            assert_eq!(
+                tx.list_identifiers_by_entity("e1")?,
+                vec![("email".to_string(), "alice@acme.com".to_string())],
+                "identifiers of an entity list back"
+            );
+            Ok(())
+        })
+        .expect("owner_is_part_of_every_key: identifiers");
     write(store, "mallory", |tx| {
         assert!(
             tx.find_meeting("m1")?.is_none(),
@@ -150,6 +163,10 @@ fn owner_is_part_of_every_key(store: &dyn Store) {
             tx.find_entity_by_identifier("email", "alice@acme.com")?
                 .is_none(),
             "identifier leaked"
+        );
+        assert!(
+            tx.list_identifiers_by_entity("e1")?.is_empty(),
+            "identifier list leaked across owners"
         );
         assert!(tx.find_claim("c1")?.is_none(), "claim leaked across owners");
         assert!(
@@ -316,4 +333,229 @@ fn deleting_a_meeting_cascades_to_its_rows(store: &dyn Store) {
         Ok(())
     })
     .expect("deleting_a_meeting_cascades_to_its_rows");
+}
+
+fn segment(meeting: &str, id: &str, start_ms: i64, text: &str) -> Segment {
+    Segment {
+        meeting: meeting.into(),
+        id: id.into(),
+        seq: start_ms,
+        start_ms,
+        end_ms: start_ms + 10,
+        speaker_label: None,
+        attribution: Attribution::Unmapped,
+        text: text.into(),
+    }
+}
+
+fn search(
+    tx: &mut dyn crate::Tx,
+    text: &str,
+    kind: Option<&str>,
+) -> StoreResult<Vec<crate::SearchCandidate>> {
+    let query = lore_core::search::parse_search_query(text).expect("valid test query");
+    tx.search_candidates(&query, kind, 100)
+}
+
+/// The search index follows inserts, renames, aliases and deletes (cascades included) in the same
+/// transaction, and never returns another owner's text (L13, L20).
+fn search_index_follows_every_write_and_stays_per_owner(store: &dyn Store) {
+    write(store, "alice", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.insert_segment(&segment("m1", "s1", 61_000, "The cutover runbook is ready"))?;
+        tx.upsert_entity(&sample_entity("e1"))?;
+        tx.insert_claim(&sample_claim("c1", "e1"))?;
+        Ok(())
+    })
+    .expect("search: alice writes");
+    write(store, "bob", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.insert_segment(&segment("m1", "s1", 0, "Bob's cutover runbook"))?;
+        Ok(())
+    })
+    .expect("search: bob writes");
+    write(store, "alice", |tx| {
+        let hits = search(tx, "\"cutover runbook\"", None)?;
+        assert_eq!(hits.len(), 1, "search returned another owner's text");
+        assert_eq!(hits[0].kind, "segment");
+        assert_eq!(hits[0].reference, "m1/s1");
+        assert_eq!(hits[0].meeting.as_deref(), Some("m1"));
+        assert_eq!(hits[0].start_ms, Some(61_000));
+        assert_eq!(hits[0].at, Some(Ts(1_000 + 61_000)));
+        let query = lore_core::search::parse_search_query("runbook").expect("query");
+        let snippet = tx.find_search_snippet(&query, hits[0].doc)?;
+        assert_eq!(snippet.as_deref(), Some("The cutover [runbook] is ready"));
+        assert_eq!(search(tx, "researcher", Some("claim"))?.len(), 1);
+        assert_eq!(search(tx, "researcher", Some("segment"))?.len(), 0);
+        assert_eq!(search(tx, "chen", Some("entity"))?.len(), 1);
+        tx.insert_alias(&Alias {
+            entity: "e1".into(),
+            alias: "Ally Chen".into(),
+            meeting: "m1".into(),
+            observed_at: Ts(1_000),
+        })?;
+        assert_eq!(search(tx, "ally", None)?.len(), 1, "aliases are searchable");
+        let mut renamed = sample_entity("e1");
+        renamed.manual_name = Some("Dr Alice Chen".into());
+        tx.upsert_entity(&renamed)?;
+        assert_eq!(search(tx, "dr", None)?.len(), 1, "renames are searchable");
+        tx.delete_claim("c1")?;
+        assert!(
+            search(tx, "researcher", None)?.is_empty(),
+            "deleted claim found"
+        );
+        tx.delete_meeting("m1")?;
+        tx.delete_aliases_by_meeting("m1")?;
+        assert!(
+            search(tx, "runbook OR ally", None)?.is_empty(),
+            "a deleted meeting's segments and aliases are still found"
+        );
+        tx.delete_entity("e1")?;
+        assert!(search(tx, "chen", None)?.is_empty(), "deleted entity found");
+        Ok(())
+    })
+    .expect("search: alice reads and deletes");
+    store
+        .read("bob", &mut |tx| {
+            assert_eq!(search(tx, "runbook", None)?.len(), 1, "bob lost his text");
+            Ok(())
+        })
+        .expect("search: bob reads");
+}
+
+fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
+    write(store, "o", |tx| {
+        tx.upsert_entity(&sample_entity("e1"))?;
+        let claim = sample_claim("c1", "e1");
+        tx.insert_claim(&claim)?;
+        let mut active = claim.derived.clone();
+        active.status = ClaimStatus::Active;
+        let mut superseded = claim.derived.clone();
+        superseded.status = ClaimStatus::Superseded;
+        superseded.superseded_by = Some("c2".into());
+        for (at, derived) in [(10, &active), (20, &superseded)] {
+            tx.insert_status_change(&StatusChange {
+                claim: "c1".into(),
+                recorded_at: Ts(at),
+                derived: derived.clone(),
+            })?;
+        }
+        assert!(tx.list_status_as_of("e1", Ts(9))?.is_empty());
+        assert_eq!(tx.list_status_as_of("e1", Ts(15))?[0].derived, active);
+        assert_eq!(tx.list_status_as_of("e1", Ts(20))?[0].derived, superseded);
+        let rewritten = vec![StatusChange {
+            claim: "c1".into(),
+            recorded_at: Ts(12),
+            derived: active.clone(),
+        }];
+        tx.replace_status_history("c1", &rewritten)?;
+        assert_eq!(tx.list_status_changes("c1")?, rewritten);
+        assert_eq!(tx.list_status_as_of("e1", Ts(30))?[0].derived, active);
+        Ok(())
+    })
+    .expect("status_history_is_replaced_whole_and_read_as_of");
+}
+
+/// Merge, split and undo rewrite rows in place: replacing a claim keeps its evidence and history,
+/// identifiers and participants move between entities, and user decisions about participants stay
+/// with their owner.
+fn identity_rows_restore_in_place(store: &dyn Store) {
+    write(store, "o", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.upsert_entity(&sample_entity("e1"))?;
+        tx.upsert_entity(&sample_entity("e2"))?;
+        let mut claim = sample_claim("c1", "e1");
+        tx.upsert_claim(&claim)?;
+        tx.insert_evidence(&sample_evidence("v1", "c1", "m1"))?;
+        tx.insert_status_change(&StatusChange {
+            claim: "c1".into(),
+            recorded_at: Ts(4),
+            derived: claim.derived.clone(),
+        })?;
+        claim.subject = "e2".into();
+        claim.retracted_at = Some(Ts(9));
+        claim.derived.status = ClaimStatus::Retracted;
+        tx.upsert_claim(&claim)?;
+        assert_eq!(
+            tx.find_claim("c1")?.as_ref(),
+            Some(&claim),
+            "every column replaced"
+        );
+        assert_eq!(tx.list_evidence_by_claim("c1")?.len(), 1, "evidence kept");
+        assert_eq!(tx.list_status_changes("c1")?.len(), 1, "history kept");
+
+        tx.insert_identifier("email", "a@x.io", "e1")?;
+        assert_eq!(
+            tx.list_identifiers_by_entity("e1")?,
+            vec![("email".to_string(), "a@x.io".to_string())]
+        );
+        tx.delete_identifier("email", "a@x.io")?;
+        tx.insert_identifier("email", "a@x.io", "e2")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "a@x.io")?.as_deref(),
+            Some("e2")
+        );
+
+        let alias = Alias {
+            entity: "e1".into(),
+            alias: "Al".into(),
+            meeting: "m1".into(),
+            observed_at: Ts(3),
+        };
+        tx.insert_alias(&alias)?;
+        tx.delete_alias(&alias)?;
+        assert!(tx.list_aliases("e1")?.is_empty());
+
+        let mut participant = Participant {
+            meeting: "m1".into(),
+            idx: 0,
+            display_name: "Al".into(),
+            email: None,
+            platform_stable_id: None,
+            device_id: None,
+            speaker_label: None,
+            person_entity: Some("e1".into()),
+            excluded: false,
+        };
+        tx.insert_participant(&participant)?;
+        participant.person_entity = None;
+        participant.excluded = true;
+        tx.update_participant(&participant)?;
+        assert_eq!(tx.list_participants("m1")?, vec![participant.clone()]);
+        assert!(tx.list_participants_by_person("e1")?.is_empty());
+        tx.delete_participant("m1", 0)?;
+        assert!(tx.list_participants("m1")?.is_empty());
+
+        let mapping = ParticipantMapping {
+            meeting: "m1".into(),
+            key: "name:al".into(),
+            source: MappingSource::Excluded,
+            display_name: "Al".into(),
+            email: None,
+            person_entity: Some("e1".into()),
+        };
+        tx.upsert_participant_mapping(&mapping)?;
+        assert_eq!(tx.list_participant_mappings("m1")?, vec![mapping.clone()]);
+        tx.upsert_task_decision("t1", TaskStatus::Open)?;
+        tx.upsert_task_decision("t1", TaskStatus::Done)?;
+        assert_eq!(tx.find_task_decision("t1")?, Some(TaskStatus::Done));
+        Ok(())
+    })
+    .expect("identity_rows_restore_in_place");
+    write(store, "other", |tx| {
+        assert!(tx.list_participant_mappings("m1")?.is_empty());
+        assert!(tx.list_identifiers_by_entity("e2")?.is_empty());
+        assert!(tx.find_task("t1")?.is_none());
+        assert!(tx.find_task_decision("t1")?.is_none());
+        Ok(())
+    })
+    .expect("identity rows are owner-scoped");
+    write(store, "o", |tx| {
+        tx.delete_participant_mapping("m1", "name:al")?;
+        tx.delete_task_decision("t1")?;
+        assert!(tx.find_task_decision("t1")?.is_none());
+        assert!(tx.list_participant_mappings("m1")?.is_empty());
+        Ok(())
+    })
+    .expect("deleting a participant mapping");
 }

@@ -16,7 +16,32 @@ pub mod testing;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
-pub use sqlite::SqliteStore;
+
+pub use sqlite::{SqliteStore, HOT_QUERIES};
+
+/// One full-text search candidate: which document matched, where it sits, and its text rank
+/// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchCandidate {
+    pub doc: i64,
+    /// `entity`, `claim`, `segment` or `note`.
+    pub kind: String,
+    /// The entity, claim or note id; for a segment, `<meeting id>/<segment id>`.
+    pub reference: String,
+    pub meeting: Option<String>,
+    pub start_ms: Option<i64>,
+    pub at: Option<Ts>,
+    pub rank: f64,
+}
+
+/// A meeting linked to an entity: the entity attended it, or the meeting's evidence speaks about it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MeetingLink {
+    pub meeting: String,
+    pub entity: String,
+    /// `attended` or `mentioned_in`.
+    pub relation: String,
+}
 
 /// What can go wrong in storage. Engine errors travel through [`StoreError::Aborted`] untouched.
 #[derive(Debug, thiserror::Error)]
@@ -162,7 +187,68 @@ pub trait Tx {
     fn list_tags(&mut self) -> StoreResult<Vec<Tag>>;
 
     // Whole-owner copies (`lore migrate`).
-    /// The strong identifiers `(scheme, value)` that resolve to the entity.
-    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
     fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>>;
+
+    // Read side: search, graph neighborhood, time travel, deadlines and tasks.
+    /// Full-text candidates for `query` among the owner's documents (of one `kind` when given), the
+    /// most recently indexed first, at most `limit`: ranking cost stays bounded however common a word.
+    fn search_candidates(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<SearchCandidate>>;
+    /// The document's text around the matches of `query`, matches wrapped in `[` and `]`.
+    fn find_search_snippet(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>>;
+    /// For every claim of `subject`, its latest status-history row recorded at or before `at`.
+    fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>>;
+    /// Replaces a claim's whole status history with `rows`, in order.
+    fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()>;
+    fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>>;
+    /// Claims that link the entity to another (it is subject with an object or context, or it is the
+    /// object or context): active ones first, then the most recently observed, at most `limit`.
+    fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>>;
+    /// Meetings the entity attended or whose evidence speaks about it, most recent first.
+    fn list_meeting_links_by_entity(
+        &mut self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<MeetingLink>>;
+    /// Entities that attended the meeting or that its evidence speaks about.
+    fn list_meeting_links_by_meeting(
+        &mut self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<MeetingLink>>;
+    /// When the entity was observed (evidence of its claims, names it was called by), for topic weight.
+    fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>>;
+    fn list_tasks(&mut self) -> StoreResult<Vec<Task>>;
+    fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>>;
+
+    // Identity: merge, split, undo, participants, tasks (issue 3).
+    /// Inserts the claim, or replaces every column of the stored one (restoring a snapshot).
+    fn upsert_claim(&mut self, claim: &Claim) -> StoreResult<()>;
+    fn delete_alias(&mut self, alias: &Alias) -> StoreResult<()>;
+    /// Every `(scheme, value)` identifier that resolves to the entity.
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>>;
+    fn delete_identifier(&mut self, scheme: &IdentifierScheme, value: &str) -> StoreResult<()>;
+    /// Participant rows (of any meeting) mapped to the person.
+    fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>>;
+    /// Replaces the participant row `(meeting, idx)`.
+    fn update_participant(&mut self, participant: &Participant) -> StoreResult<()>;
+    fn delete_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()>;
+    fn find_task(&mut self, id: &str) -> StoreResult<Option<Task>>;
+    /// A user's decision about one participant of one meeting; it outlives re-ingestion.
+    fn upsert_participant_mapping(&mut self, mapping: &ParticipantMapping) -> StoreResult<()>;
+    fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>>;
+    fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()>;
+    fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()>;
+    /// A status the user set on a task; ingestion re-applies it when the meeting comes again.
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()>;
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>>;
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()>;
 }

@@ -2,6 +2,7 @@
 //! transactions (an advisory lock on the owner plus retries of serialization failures), and the same
 //! row encodings as SQLite. Every table and index leads with `owner` (Citus-ready).
 
+mod read_side;
 mod rows;
 
 use std::collections::HashMap;
@@ -332,7 +333,7 @@ impl PgTx<'_, '_> {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("domain values serialize")
 }
 
@@ -1203,7 +1204,7 @@ impl Tx for PgTx<'_, '_> {
         )
     }
 
-    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
         let owner = self.owner.clone();
         self.all(
             "SELECT scheme, value FROM entity_identifiers WHERE owner = ?1 AND entity = ?2 ORDER BY scheme, value",
@@ -1220,5 +1221,229 @@ impl Tx for PgTx<'_, '_> {
             &[&owner, &meeting],
             run_row,
         )
+    }
+
+    fn search_candidates(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::SearchCandidate>> {
+        self.read_search_candidates(query, kind, limit)
+    }
+
+    fn find_search_snippet(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>> {
+        self.read_search_snippet(query, doc)
+    }
+
+    fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>> {
+        self.read_status_as_of(subject, at)
+    }
+
+    fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()> {
+        self.write_status_history(claim, rows)
+    }
+
+    fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>> {
+        self.read_claims_by_predicate(predicate)
+    }
+
+    fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>> {
+        self.read_claims_linking(entity, limit)
+    }
+
+    fn list_meeting_links_by_entity(
+        &mut self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_entity(entity, limit)
+    }
+
+    fn list_meeting_links_by_meeting(
+        &mut self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_meeting(meeting, limit)
+    }
+
+    fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
+        self.read_observation_times(entity)
+    }
+
+    fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {
+        self.read_tasks()
+    }
+
+    fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
+        self.read_tasks_by_assignee(entity)
+    }
+
+    fn upsert_claim(&mut self, c: &Claim) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        let d = &c.derived;
+        self.exec(
+            sql!(
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26) ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
+                 predicate = excluded.predicate, object_entity = excluded.object_entity, \
+                 value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
+                 context_entity = excluded.context_entity, cardinality = excluded.cardinality, \
+                 group_key = excluded.group_key, explicit_valid_from = excluded.explicit_valid_from, \
+                 explicit_valid_to = excluded.explicit_valid_to, retracted_at = excluded.retracted_at, \
+                 recorded_at = excluded.recorded_at, status = excluded.status, authority = excluded.authority, \
+                 valid_from = excluded.valid_from, valid_to = excluded.valid_to, \
+                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
+                 superseded_at = excluded.superseded_at, superseded_by = excluded.superseded_by, \
+                 conflict = excluded.conflict, end_outcome = excluded.end_outcome, periods = excluded.periods"
+            ),
+            &[
+                &owner, &c.id, &c.subject, &c.predicate, &c.object_entity, &c.value_text,
+                &c.value_json.as_ref().map(|v| v.to_string()), &c.value_key, &c.context_entity, &c.cardinality.as_str(),
+                &c.group_key, &millis(c.explicit_valid_from), &millis(c.explicit_valid_to), &millis(c.retracted_at),
+                &c.recorded_at.0, &d.status.as_str(), &d.authority.as_str(), &millis(d.valid_from), &millis(d.valid_to),
+                &millis(d.first_observed_at), &millis(d.last_observed_at), &millis(d.superseded_at), &d.superseded_by,
+                &d.conflict.map(|r| r.as_str()), &d.end_outcome.map(|o| o.as_str()), &to_json(&d.periods),
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_alias(&mut self, a: &Alias) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND entity = ?2 AND alias = ?3 AND meeting = ?4",
+            &[&owner, &a.entity, &a.alias, &a.meeting],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_identifier(&mut self, scheme: &str, value: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
+            &[&owner, &scheme, &value],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT meeting, idx, display_name, email, platform_stable_id, device_id, speaker_label, person_entity, \
+             excluded FROM participants WHERE owner = ?1 AND person_entity = ?2 ORDER BY meeting, idx",
+            &[&owner, &entity],
+            participant_row,
+        )
+    }
+
+    fn update_participant(&mut self, p: &Participant) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        let changed = self.exec(
+            "UPDATE participants SET display_name = ?4, email = ?5, platform_stable_id = ?6, device_id = ?7, \
+             speaker_label = ?8, person_entity = ?9, excluded = ?10 WHERE owner = ?1 AND meeting = ?2 AND idx = ?3",
+            &[
+                &owner, &p.meeting, &p.idx, &p.display_name, &p.email, &p.platform_stable_id, &p.device_id,
+                &p.speaker_label, &p.person_entity, &(p.excluded as i64),
+            ],
+        )?;
+        expect_one(changed, "participant", &format!("{}/{}", p.meeting, p.idx))
+    }
+
+    fn delete_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM claim_supersedes WHERE owner = ?1 AND claim = ?2 AND target = ?3 AND evidence = ?4",
+            &[&owner, &link.claim, &link.target, &link.evidence],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task(&mut self, id: &str) -> StoreResult<Option<Task>> {
+        let owner = self.owner.clone();
+        self.one(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND id = ?2"
+            ),
+            &[&owner, &id],
+            task_row,
+        )
+    }
+
+    fn upsert_participant_mapping(&mut self, m: &ParticipantMapping) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO participant_mappings (owner, meeting, key, source, display_name, email, person_entity) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (owner, meeting, key) DO UPDATE SET \
+             source = excluded.source, display_name = excluded.display_name, email = excluded.email, \
+             person_entity = excluded.person_entity",
+            &[&owner, &m.meeting, &m.key, &m.source.as_str(), &m.display_name, &m.email, &m.person_entity],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT meeting, key, source, display_name, email, person_entity FROM participant_mappings \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY key",
+            &[&owner, &meeting],
+            participant_mapping_row,
+        )
+    }
+
+    fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM participant_mappings WHERE owner = ?1 AND meeting = ?2 AND key = ?3",
+            &[&owner, &meeting, &key],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM participants WHERE owner = ?1 AND meeting = ?2 AND idx = ?3",
+            &[&owner, &meeting, &idx],
+        )
+        .map(|_| ())
+    }
+
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO task_decisions (owner, task, status) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (owner, task) DO UPDATE SET status = excluded.status",
+            &[&owner, &task, &status.as_str()],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>> {
+        let owner = self.owner.clone();
+        self.one(
+            "SELECT status FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            &[&owner, &task],
+            task_status_row,
+        )
+    }
+
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            &[&owner, &task],
+        )
+        .map(|_| ())
     }
 }

@@ -337,3 +337,18 @@ pub fn first_int(row: &Row) -> StoreResult<i64> {
 pub fn identifier_row(row: &Row) -> StoreResult<(String, String)> {
     Ok((text(row, 0)?, text(row, 1)?))
 }
+
+pub fn participant_mapping_row(row: &Row) -> StoreResult<ParticipantMapping> {
+    Ok(ParticipantMapping {
+        meeting: text(row, 0)?,
+        key: text(row, 1)?,
+        source: name(row, 2, MappingSource::parse)?,
+        display_name: text(row, 3)?,
+        email: optional_text(row, 4)?,
+        person_entity: optional_text(row, 5)?,
+    })
+}
+
+pub fn task_status_row(row: &Row) -> StoreResult<TaskStatus> {
+    name(row, 0, TaskStatus::parse)
+}

@@ -303,3 +303,127 @@ CREATE TABLE suggestions (
     PRIMARY KEY (owner, id)
 );
 CREATE INDEX suggestions_by_status ON suggestions (owner, status);
+
+-- Read side: search, graph, time travel, deadlines. Mirrors the SQLite section: `search_docs` holds
+-- one row per searchable text, kept in sync by triggers inside the writing transaction, with a
+-- `tsvector` column and a GIN index (PostgreSQL's counterpart of FTS5).
+CREATE TABLE search_docs (
+    owner TEXT NOT NULL,
+    doc BIGSERIAL NOT NULL,
+    kind TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    meeting TEXT,
+    start_ms BIGINT,
+    at BIGINT,
+    body TEXT NOT NULL,
+    tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', body)) STORED,
+    PRIMARY KEY (owner, doc),
+    UNIQUE (owner, kind, ref)
+);
+CREATE INDEX search_docs_tsv ON search_docs USING GIN (tsv);
+
+CREATE FUNCTION lore_entity_search_body(p_owner TEXT, p_entity TEXT) RETURNS TEXT LANGUAGE SQL STABLE AS $$
+    SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' || (
+        SELECT string_agg(DISTINCT a.alias, ',' ORDER BY a.alias) FROM entity_aliases AS a
+        WHERE a.owner = p_owner AND a.entity = p_entity AND a.alias <> coalesce(e.manual_name, e.canonical_name)), '')
+    FROM entities AS e WHERE e.owner = p_owner AND e.id = p_entity
+$$;
+
+CREATE FUNCTION lore_search_segments() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, body)
+        VALUES (NEW.owner, 'segment', NEW.meeting || '/' || NEW.id, NEW.meeting, NEW.start_ms,
+                (SELECT started_at + NEW.start_ms FROM meetings WHERE owner = NEW.owner AND id = NEW.meeting), NEW.text);
+        RETURN NEW;
+    END IF;
+    DELETE FROM search_docs WHERE owner = OLD.owner AND kind = 'segment' AND ref = OLD.meeting || '/' || OLD.id;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER search_segments AFTER INSERT OR DELETE ON segments FOR EACH ROW EXECUTE FUNCTION lore_search_segments();
+
+CREATE FUNCTION lore_search_notes() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, body)
+        VALUES (NEW.owner, 'note', NEW.id, NEW.meeting, NULL, NEW.created_at, NEW.text);
+        RETURN NEW;
+    END IF;
+    DELETE FROM search_docs WHERE owner = OLD.owner AND kind = 'note' AND ref = OLD.id;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER search_notes AFTER INSERT OR DELETE ON notes FOR EACH ROW EXECUTE FUNCTION lore_search_notes();
+
+CREATE FUNCTION lore_search_claims() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NEW.value_text IS NOT NULL THEN
+            INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, body)
+            VALUES (NEW.owner, 'claim', NEW.id, NULL, NULL, NEW.recorded_at, NEW.value_text);
+        END IF;
+        RETURN NEW;
+    ELSIF TG_OP = 'UPDATE' THEN
+        IF NEW.last_observed_at IS DISTINCT FROM OLD.last_observed_at THEN
+            UPDATE search_docs SET at = NEW.last_observed_at WHERE owner = NEW.owner AND kind = 'claim' AND ref = NEW.id;
+        END IF;
+        RETURN NEW;
+    END IF;
+    DELETE FROM search_docs WHERE owner = OLD.owner AND kind = 'claim' AND ref = OLD.id;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER search_claims AFTER INSERT OR UPDATE OR DELETE ON claims FOR EACH ROW EXECUTE FUNCTION lore_search_claims();
+
+CREATE FUNCTION lore_search_entities() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, body)
+        VALUES (NEW.owner, 'entity', NEW.id, NULL, NULL, NEW.first_observed_at, coalesce(NEW.manual_name, NEW.canonical_name));
+        RETURN NEW;
+    ELSIF TG_OP = 'UPDATE' THEN
+        IF NEW.canonical_name IS DISTINCT FROM OLD.canonical_name OR NEW.manual_name IS DISTINCT FROM OLD.manual_name THEN
+            UPDATE search_docs SET body = lore_entity_search_body(NEW.owner, NEW.id)
+            WHERE owner = NEW.owner AND kind = 'entity' AND ref = NEW.id;
+        END IF;
+        IF NEW.last_observed_at IS DISTINCT FROM OLD.last_observed_at THEN
+            UPDATE search_docs SET at = NEW.last_observed_at WHERE owner = NEW.owner AND kind = 'entity' AND ref = NEW.id;
+        END IF;
+        RETURN NEW;
+    END IF;
+    DELETE FROM search_docs WHERE owner = OLD.owner AND kind = 'entity' AND ref = OLD.id;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER search_entities AFTER INSERT OR UPDATE OR DELETE ON entities FOR EACH ROW EXECUTE FUNCTION lore_search_entities();
+
+CREATE FUNCTION lore_search_aliases() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+DECLARE
+    changed RECORD;
+BEGIN
+    IF TG_OP = 'INSERT' THEN changed := NEW; ELSE changed := OLD; END IF;
+    UPDATE search_docs SET body = lore_entity_search_body(changed.owner, changed.entity)
+    WHERE owner = changed.owner AND kind = 'entity' AND ref = changed.entity
+      AND EXISTS (SELECT 1 FROM entities WHERE owner = changed.owner AND id = changed.entity);
+    RETURN changed;
+END $$;
+CREATE TRIGGER search_aliases AFTER INSERT OR DELETE ON entity_aliases FOR EACH ROW EXECUTE FUNCTION lore_search_aliases();
+
+CREATE INDEX claims_by_predicate ON claims (owner, predicate, status);
+
+-- Identity: user decisions about participants ('excluded' rows are tombstones that automatic sync
+-- never re-adds; 'manual' rows are re-applied on re-ingest), and task statuses set by the user.
+CREATE TABLE participant_mappings (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    email TEXT,
+    person_entity TEXT,
+    PRIMARY KEY (owner, meeting, key)
+);
+
+CREATE TABLE task_decisions (
+    owner TEXT NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (owner, task)
+);

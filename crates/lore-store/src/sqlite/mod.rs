@@ -1,5 +1,7 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
+mod planner;
+mod read_side;
 mod rows;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +13,8 @@ use rusqlite::{params, Connection, OptionalExtension, Params, Row, TransactionBe
 
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
+
+pub use read_side::HOT_QUERIES;
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
 const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
@@ -90,6 +94,130 @@ impl SqliteStore {
             .map_err(backend)
     }
 
+    /// Checks a database file without changing it: it opens read-only, passes `PRAGMA integrity_check`
+    /// and `foreign_key_check`, and has a Lore schema this build understands. Returns the problems.
+    pub fn verify_file(path: &Path) -> StoreResult<Vec<String>> {
+        if !path.is_file() {
+            return Ok(vec![format!("{} is not a file", path.display())]);
+        }
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(backend)?;
+        let mut problems = Vec::new();
+        let integrity = (|| -> rusqlite::Result<Vec<String>> {
+            let mut statement = connection.prepare("PRAGMA integrity_check")?;
+            let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+            rows.collect()
+        })();
+        match integrity {
+            Ok(rows) => problems.extend(rows.into_iter().filter(|row| row != "ok")),
+            Err(error) => return Ok(vec![format!("not a readable SQLite database: {error}")]),
+        }
+        let violations: i64 = connection
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
+                row.get(0)
+            })
+            .map_err(backend)?;
+        if violations > 0 {
+            problems.push(format!("{violations} foreign key violations"));
+        }
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(backend)?;
+        let has_schema: bool = connection
+            .query_row(
+                "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'claims'",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(backend)?;
+        if version < 1 || !has_schema {
+            problems.push("not a Lore database (no Lore schema)".into());
+        } else if version as usize > MIGRATIONS.len() {
+            problems.push(format!(
+                "schema version {version} is newer than this lore understands ({})",
+                MIGRATIONS.len()
+            ));
+        }
+        Ok(problems)
+    }
+
+    /// Replaces the database at `target` with a verified copy of `source`. Refuses, with
+    /// `StoreError::Conflict`, while any other connection has `target` open.
+    pub fn restore_file(source: &Path, target: &Path) -> StoreResult<()> {
+        let problems = SqliteStore::verify_file(source)?;
+        if !problems.is_empty() {
+            return Err(StoreError::Conflict(format!(
+                "{} failed verification: {}",
+                source.display(),
+                problems.join("; ")
+            )));
+        }
+        if target.exists() {
+            // An exclusive lock is granted only when no other connection has the file open.
+            let connection = Connection::open(target).map_err(backend)?;
+            connection
+                .busy_timeout(std::time::Duration::ZERO)
+                .map_err(backend)?;
+            let locked = connection.execute_batch(
+                "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT; PRAGMA wal_checkpoint(TRUNCATE);",
+            );
+            if let Err(error) = locked {
+                return Err(match error {
+                    rusqlite::Error::SqliteFailure(code, _)
+                        if matches!(
+                            code.code,
+                            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                        ) =>
+                    {
+                        StoreError::Conflict(format!(
+                            "{} is in use by another process; stop it before restoring",
+                            target.display()
+                        ))
+                    }
+                    other => backend(other),
+                });
+            }
+            drop(connection);
+        }
+        let mut temporary = target.as_os_str().to_owned();
+        temporary.push(".restoring");
+        let temporary = PathBuf::from(temporary);
+        let _ = std::fs::remove_file(&temporary);
+        {
+            let connection = Connection::open_with_flags(
+                source,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(backend)?;
+            let temporary_text = temporary
+                .to_str()
+                .ok_or_else(|| StoreError::Backend("restore path is not UTF-8".into()))?;
+            connection
+                .execute("VACUUM INTO ?1", [temporary_text])
+                .map_err(backend)?;
+        }
+        let problems = SqliteStore::verify_file(&temporary)?;
+        if !problems.is_empty() {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(StoreError::Backend(format!(
+                "the restored copy failed verification: {}",
+                problems.join("; ")
+            )));
+        }
+        for suffix in ["-wal", "-shm"] {
+            let mut side = target.as_os_str().to_owned();
+            side.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(side));
+        }
+        std::fs::rename(&temporary, target).map_err(|error| {
+            StoreError::Backend(format!("cannot replace {}: {error}", target.display()))
+        })
+    }
+
     fn lock(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
         self.connection
             .lock()
@@ -153,7 +281,7 @@ fn migrate(connection: &mut Connection) -> StoreResult<()> {
             .map_err(backend)?;
         transaction.commit().map_err(backend)?;
     }
-    Ok(())
+    planner::seed_planner_statistics(connection).map_err(backend)
 }
 
 impl Store for SqliteStore {
@@ -206,6 +334,13 @@ impl Store for SqliteStore {
             .map_err(backend)?;
         for violation in violations {
             problems.push(violation.map_err(backend)?);
+        }
+        // The search index must match the documents it indexes (FTS5's own consistency check).
+        if let Err(error) = connection.execute(
+            "INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)",
+            [],
+        ) {
+            problems.push(format!("search index: {error}"));
         }
         Ok(problems)
     }
@@ -1110,12 +1245,171 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
-    fn list_identifiers(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
+    fn upsert_claim(&mut self, c: &Claim) -> StoreResult<()> {
+        let d = &c.derived;
+        self.exec(
+            sql!(
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26) ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
+                 predicate = excluded.predicate, object_entity = excluded.object_entity, \
+                 value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
+                 context_entity = excluded.context_entity, cardinality = excluded.cardinality, \
+                 group_key = excluded.group_key, explicit_valid_from = excluded.explicit_valid_from, \
+                 explicit_valid_to = excluded.explicit_valid_to, retracted_at = excluded.retracted_at, \
+                 recorded_at = excluded.recorded_at, status = excluded.status, authority = excluded.authority, \
+                 valid_from = excluded.valid_from, valid_to = excluded.valid_to, \
+                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
+                 superseded_at = excluded.superseded_at, superseded_by = excluded.superseded_by, \
+                 conflict = excluded.conflict, end_outcome = excluded.end_outcome, periods = excluded.periods"
+            ),
+            params![
+                self.owner, c.id, c.subject, c.predicate, c.object_entity, c.value_text,
+                c.value_json.as_ref().map(|v| v.to_string()), c.value_key, c.context_entity, c.cardinality.as_str(),
+                c.group_key, c.explicit_valid_from.map(|t| t.0), c.explicit_valid_to.map(|t| t.0),
+                c.retracted_at.map(|t| t.0), c.recorded_at.0, d.status.as_str(), d.authority.as_str(),
+                d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0),
+                d.last_observed_at.map(|t| t.0), d.superseded_at.map(|t| t.0), d.superseded_by,
+                d.conflict.map(|r| r.as_str()), d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_alias(&mut self, a: &Alias) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND entity = ?2 AND alias = ?3 AND meeting = ?4",
+            params![self.owner, a.entity, a.alias, a.meeting],
+        )
+        .map(|_| ())
+    }
+
+    fn list_identifiers_by_entity(&mut self, entity: &str) -> StoreResult<Vec<(String, String)>> {
         self.all(
             "SELECT scheme, value FROM entity_identifiers WHERE owner = ?1 AND entity = ?2 ORDER BY scheme, value",
             params![self.owner, entity],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )
+    }
+
+    fn delete_identifier(&mut self, scheme: &str, value: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
+            params![self.owner, scheme, value],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>> {
+        self.all(
+            "SELECT meeting, idx, display_name, email, platform_stable_id, device_id, speaker_label, person_entity, \
+             excluded FROM participants WHERE owner = ?1 AND person_entity = ?2 ORDER BY meeting, idx",
+            params![self.owner, entity],
+            participant_row,
+        )
+    }
+
+    fn update_participant(&mut self, p: &Participant) -> StoreResult<()> {
+        let changed = self.exec(
+            "UPDATE participants SET display_name = ?4, email = ?5, platform_stable_id = ?6, device_id = ?7, \
+             speaker_label = ?8, person_entity = ?9, excluded = ?10 WHERE owner = ?1 AND meeting = ?2 AND idx = ?3",
+            params![
+                self.owner, p.meeting, p.idx, p.display_name, p.email, p.platform_stable_id, p.device_id,
+                p.speaker_label, p.person_entity, p.excluded
+            ],
+        )?;
+        expect_one(changed, "participant", &format!("{}/{}", p.meeting, p.idx))
+    }
+
+    fn delete_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM claim_supersedes WHERE owner = ?1 AND claim = ?2 AND target = ?3 AND evidence = ?4",
+            params![self.owner, link.claim, link.target, link.evidence],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task(&mut self, id: &str) -> StoreResult<Option<Task>> {
+        self.one(
+            sql!(
+                "SELECT ",
+                TASK_COLUMNS,
+                " FROM tasks WHERE owner = ?1 AND id = ?2"
+            ),
+            params![self.owner, id],
+            task_row,
+        )
+    }
+
+    fn upsert_participant_mapping(&mut self, m: &ParticipantMapping) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO participant_mappings (owner, meeting, key, source, display_name, email, person_entity) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (owner, meeting, key) DO UPDATE SET \
+             source = excluded.source, display_name = excluded.display_name, email = excluded.email, \
+             person_entity = excluded.person_entity",
+            params![self.owner, m.meeting, m.key, m.source.as_str(), m.display_name, m.email, m.person_entity],
+        )
+        .map(|_| ())
+    }
+
+    fn list_participant_mappings(&mut self, meeting: &str) -> StoreResult<Vec<ParticipantMapping>> {
+        self.all(
+            "SELECT meeting, key, source, display_name, email, person_entity FROM participant_mappings \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY key",
+            params![self.owner, meeting],
+            participant_mapping_row,
+        )
+    }
+
+    fn delete_participant_mapping(&mut self, meeting: &str, key: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM participant_mappings WHERE owner = ?1 AND meeting = ?2 AND key = ?3",
+            params![self.owner, meeting, key],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_participant(&mut self, meeting: &str, idx: i64) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM participants WHERE owner = ?1 AND meeting = ?2 AND idx = ?3",
+            params![self.owner, meeting, idx],
+        )
+        .map(|_| ())
+    }
+
+    fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO task_decisions (owner, task, status) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (owner, task) DO UPDATE SET status = excluded.status",
+            params![self.owner, task, status.as_str()],
+        )
+        .map(|_| ())
+    }
+
+    fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>> {
+        self.one(
+            "SELECT status FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            params![self.owner, task],
+            |row| {
+                let text: String = row.get(0)?;
+                TaskStatus::parse(&text).ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        format!("unknown task status '{text}'").into(),
+                    )
+                })
+            },
+        )
+    }
+
+    fn delete_task_decision(&mut self, task: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM task_decisions WHERE owner = ?1 AND task = ?2",
+            params![self.owner, task],
+        )
+        .map(|_| ())
     }
 
     fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>> {
@@ -1134,6 +1428,67 @@ impl Tx for SqliteTx<'_> {
                 })
             },
         )
+    }
+
+    fn search_candidates(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::SearchCandidate>> {
+        self.read_search_candidates(query, kind, limit)
+    }
+
+    fn find_search_snippet(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>> {
+        self.read_search_snippet(query, doc)
+    }
+
+    fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>> {
+        self.read_status_as_of(subject, at)
+    }
+
+    fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()> {
+        self.write_status_history(claim, rows)
+    }
+
+    fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>> {
+        self.read_claims_by_predicate(predicate)
+    }
+
+    fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>> {
+        self.read_claims_linking(entity, limit)
+    }
+
+    fn list_meeting_links_by_entity(
+        &mut self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_entity(entity, limit)
+    }
+
+    fn list_meeting_links_by_meeting(
+        &mut self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::MeetingLink>> {
+        self.read_meeting_links_by_meeting(meeting, limit)
+    }
+
+    fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
+        self.read_observation_times(entity)
+    }
+
+    fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {
+        self.read_tasks()
+    }
+
+    fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
+        self.read_tasks_by_assignee(entity)
     }
 }
 

@@ -260,3 +260,14 @@ pub fn suggestion_row(row: &Row) -> rusqlite::Result<Suggestion> {
         created_at: ts(row, 6)?,
     })
 }
+
+pub fn participant_mapping_row(row: &Row) -> rusqlite::Result<ParticipantMapping> {
+    Ok(ParticipantMapping {
+        meeting: get(row, 0)?,
+        key: get(row, 1)?,
+        source: name(row, 2, MappingSource::parse)?,
+        display_name: get(row, 3)?,
+        email: get(row, 4)?,
+        person_entity: get(row, 5)?,
+    })
+}

@@ -302,3 +302,129 @@ CREATE TABLE suggestions (
     PRIMARY KEY (owner, id)
 ) WITHOUT ROWID;
 CREATE INDEX suggestions_by_status ON suggestions (owner, status);
+
+-- Read side: search, graph, time travel, deadlines (issue 6).
+--
+-- Lexical search. `search_docs` holds one row per searchable text (entity names with their aliases,
+-- claim values, transcript segments, notes) and `search_fts` indexes it (FTS5, external content).
+-- Triggers on the source tables keep both in sync inside the writing transaction, so every write path
+-- (ingest, edits, deletes, foreign-key cascades) maintains the index without engine code having to
+-- remember it. FTS5 needs an integer rowid, so `doc` is the key here; `owner` leads the unique index,
+-- and the `scope` column carries an owner token and a kind token (`o<hex(owner)> k<kind>`) that every
+-- query ANDs into its MATCH expression, so FTS5 itself only returns the owner's documents.
+CREATE TABLE search_docs (
+    doc INTEGER PRIMARY KEY,
+    owner TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    meeting TEXT,
+    start_ms INTEGER,
+    at INTEGER,
+    scope TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (owner, kind, ref)
+);
+CREATE VIRTUAL TABLE search_fts USING fts5(
+    scope, body, content = 'search_docs', content_rowid = 'doc',
+    tokenize = 'porter unicode61 remove_diacritics 2', prefix = '2 3'
+);
+CREATE TRIGGER search_docs_ai AFTER INSERT ON search_docs BEGIN
+    INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
+END;
+CREATE TRIGGER search_docs_ad AFTER DELETE ON search_docs BEGIN
+    INSERT INTO search_fts (search_fts, rowid, scope, body) VALUES ('delete', old.doc, old.scope, old.body);
+END;
+CREATE TRIGGER search_docs_au AFTER UPDATE OF scope, body ON search_docs BEGIN
+    INSERT INTO search_fts (search_fts, rowid, scope, body) VALUES ('delete', old.doc, old.scope, old.body);
+    INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
+END;
+
+CREATE TRIGGER search_segments_ai AFTER INSERT ON segments BEGIN
+    INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body)
+    VALUES (new.owner, 'segment', new.meeting || '/' || new.id, new.meeting, new.start_ms,
+            (SELECT started_at + new.start_ms FROM meetings WHERE owner = new.owner AND id = new.meeting),
+            'o' || hex(new.owner) || ' ksegment', new.text);
+END;
+CREATE TRIGGER search_segments_ad AFTER DELETE ON segments BEGIN
+    DELETE FROM search_docs WHERE owner = old.owner AND kind = 'segment' AND ref = old.meeting || '/' || old.id;
+END;
+
+CREATE TRIGGER search_notes_ai AFTER INSERT ON notes BEGIN
+    INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body)
+    VALUES (new.owner, 'note', new.id, new.meeting, NULL, new.created_at, 'o' || hex(new.owner) || ' knote', new.text);
+END;
+CREATE TRIGGER search_notes_ad AFTER DELETE ON notes BEGIN
+    DELETE FROM search_docs WHERE owner = old.owner AND kind = 'note' AND ref = old.id;
+END;
+
+-- Claim values: text values only (a claim about an entity is found through the entity's name).
+CREATE TRIGGER search_claims_ai AFTER INSERT ON claims WHEN new.value_text IS NOT NULL BEGIN
+    INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body)
+    VALUES (new.owner, 'claim', new.id, NULL, NULL, new.recorded_at, 'o' || hex(new.owner) || ' kclaim', new.value_text);
+END;
+CREATE TRIGGER search_claims_ad AFTER DELETE ON claims BEGIN
+    DELETE FROM search_docs WHERE owner = old.owner AND kind = 'claim' AND ref = old.id;
+END;
+
+-- Entities: the display name, then every other name it was called by.
+CREATE TRIGGER search_entities_ai AFTER INSERT ON entities BEGIN
+    INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body)
+    VALUES (new.owner, 'entity', new.id, NULL, NULL, new.first_observed_at, 'o' || hex(new.owner) || ' kentity',
+            coalesce(new.manual_name, new.canonical_name));
+END;
+CREATE TRIGGER search_entities_au AFTER UPDATE OF canonical_name, manual_name ON entities BEGIN
+    UPDATE search_docs SET body = coalesce(new.manual_name, new.canonical_name) || coalesce(' · ' ||
+            (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = new.owner AND entity = new.id
+             AND alias <> coalesce(new.manual_name, new.canonical_name)), '')
+    WHERE owner = new.owner AND kind = 'entity' AND ref = new.id;
+END;
+-- Newest-first search orders by `at`: an entity's and a claim's latest observation.
+CREATE TRIGGER search_entities_observed AFTER UPDATE OF last_observed_at ON entities BEGIN
+    UPDATE search_docs SET at = new.last_observed_at WHERE owner = new.owner AND kind = 'entity' AND ref = new.id;
+END;
+CREATE TRIGGER search_claims_observed AFTER UPDATE OF last_observed_at ON claims BEGIN
+    UPDATE search_docs SET at = new.last_observed_at WHERE owner = new.owner AND kind = 'claim' AND ref = new.id;
+END;
+CREATE TRIGGER search_entities_ad AFTER DELETE ON entities BEGIN
+    DELETE FROM search_docs WHERE owner = old.owner AND kind = 'entity' AND ref = old.id;
+END;
+CREATE TRIGGER search_aliases_ai AFTER INSERT ON entity_aliases BEGIN
+    UPDATE search_docs SET body = (SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' ||
+            (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = new.owner AND entity = new.entity
+             AND alias <> coalesce(e.manual_name, e.canonical_name)), '')
+            FROM entities AS e WHERE e.owner = new.owner AND e.id = new.entity)
+    WHERE owner = new.owner AND kind = 'entity' AND ref = new.entity
+      AND EXISTS (SELECT 1 FROM entities WHERE owner = new.owner AND id = new.entity);
+END;
+CREATE TRIGGER search_aliases_ad AFTER DELETE ON entity_aliases BEGIN
+    UPDATE search_docs SET body = (SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' ||
+            (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = old.owner AND entity = old.entity
+             AND alias <> coalesce(e.manual_name, e.canonical_name)), '')
+            FROM entities AS e WHERE e.owner = old.owner AND e.id = old.entity)
+    WHERE owner = old.owner AND kind = 'entity' AND ref = old.entity
+      AND EXISTS (SELECT 1 FROM entities WHERE owner = old.owner AND id = old.entity);
+END;
+
+-- Deadlines across the owner's knowledge.
+CREATE INDEX claims_by_predicate ON claims (owner, predicate, status);
+
+-- Identity (issue 3): user decisions about participants. A row with source 'excluded' is a tombstone
+-- that automatic sync never re-adds; 'manual' rows are re-applied whenever the meeting is re-ingested.
+CREATE TABLE participant_mappings (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    email TEXT,
+    person_entity TEXT,
+    PRIMARY KEY (owner, meeting, key)
+) WITHOUT ROWID;
+
+-- Identity (issue 3): a task status set by the user, kept across re-ingestion of its meeting.
+CREATE TABLE task_decisions (
+    owner TEXT NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (owner, task)
+) WITHOUT ROWID;

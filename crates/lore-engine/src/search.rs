@@ -1,0 +1,257 @@
+//! Lexical search over entity names and aliases, claim values, transcript segments and notes.
+//!
+//! Ranking: bm25 from the full-text index, boosted for active claims and by an entity's topic weight
+//! (L19). The bm25 candidate set is bounded (the newest `CANDIDATE_LIMIT` matches), so a common word
+//! costs no more than a rare one; `newest_first` orders those candidates by time instead.
+
+use std::collections::BTreeMap;
+
+use lore_core::model::*;
+use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
+use lore_core::search::parse_search_query;
+use lore_core::time::format_offset;
+use lore_core::Ts;
+use lore_store::{SearchCandidate, StoreError, Tx};
+use serde::Serialize;
+
+use crate::views::NamedRef;
+use crate::{Engine, EngineError, EngineResult};
+
+/// At most this many matches are ranked by bm25 per query.
+pub const CANDIDATE_LIMIT: usize = 1000;
+/// Boost of an active claim's rank over a superseded or expired one's.
+const ACTIVE_CLAIM_BOOST: f64 = 1.5;
+
+#[derive(Clone, Debug)]
+pub struct SearchRequest {
+    pub query: String,
+    /// `entity`, `claim`, `segment` or `note`.
+    pub kind: Option<String>,
+    pub limit: usize,
+    pub newest_first: bool,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MeetingRef {
+    pub id: String,
+    pub external_id: String,
+    pub title: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SearchHit {
+    pub kind: String,
+    /// The entity, claim or note id; for a segment, its id within the meeting.
+    pub id: String,
+    pub title: String,
+    /// The matched text, matches wrapped in `[` and `]`.
+    pub snippet: String,
+    pub score: f64,
+    pub at: Option<Ts>,
+    pub meeting: Option<MeetingRef>,
+    /// `mm:ss` into the meeting, for segments and claims.
+    pub offset: Option<String>,
+    /// The entity the hit is about (claims: their subject).
+    pub entity: Option<NamedRef>,
+    /// A claim's status.
+    pub status: Option<ClaimStatus>,
+}
+
+pub const SEARCH_KINDS: &[&str] = &["entity", "claim", "segment", "note"];
+
+struct Scored {
+    candidate: SearchCandidate,
+    score: f64,
+    claim: Option<Claim>,
+    entity: Option<Entity>,
+}
+
+impl Engine {
+    /// Searches the owner's text; a malformed query is `Invalid("invalid search query: ...")`.
+    pub fn search(&self, owner: &str, request: &SearchRequest) -> EngineResult<Vec<SearchHit>> {
+        let query = parse_search_query(&request.query)
+            .map_err(|error| EngineError::Invalid(format!("invalid search query: {error}")))?;
+        if let Some(kind) = &request.kind {
+            if !SEARCH_KINDS.contains(&kind.as_str()) {
+                return Err(EngineError::Invalid(format!(
+                    "unknown search kind '{kind}'; use one of: {}",
+                    SEARCH_KINDS.join(", ")
+                )));
+            }
+        }
+        let limit = request.limit.clamp(1, 200);
+        let now = self.now();
+        self.read(owner, |tx| {
+            let candidates = tx
+                .search_candidates(&query, request.kind.as_deref(), CANDIDATE_LIMIT)
+                .map_err(|error| match error {
+                    StoreError::Conflict(message) => {
+                        EngineError::Invalid(format!("invalid search query: {message}"))
+                    }
+                    other => EngineError::from_store(other),
+                })?;
+            let mut scored = Vec::new();
+            for candidate in candidates {
+                let relevance = -candidate.rank;
+                match candidate.kind.as_str() {
+                    "claim" => {
+                        let Some(claim) = tx.find_claim(&candidate.reference)? else {
+                            continue;
+                        };
+                        let boost = match effective_status(&claim.derived, now) {
+                            ClaimStatus::Active => ACTIVE_CLAIM_BOOST,
+                            ClaimStatus::Superseded | ClaimStatus::Expired => 1.0,
+                            ClaimStatus::Provisional | ClaimStatus::Retracted => 0.5,
+                        };
+                        scored.push(Scored {
+                            score: relevance * boost,
+                            candidate,
+                            claim: Some(claim),
+                            entity: None,
+                        });
+                    }
+                    "entity" => {
+                        let Some(entity) = tx.find_entity(&candidate.reference)? else {
+                            continue;
+                        };
+                        if entity.status == EntityStatus::Merged {
+                            continue;
+                        }
+                        let weight = entity_weight(tx, &entity.id, now)?;
+                        scored.push(Scored {
+                            score: relevance * (1.0 + (1.0 + weight).ln()),
+                            candidate,
+                            claim: None,
+                            entity: Some(entity),
+                        });
+                    }
+                    _ => scored.push(Scored {
+                        score: relevance,
+                        candidate,
+                        claim: None,
+                        entity: None,
+                    }),
+                }
+            }
+            if request.newest_first {
+                scored.sort_by(|a, b| {
+                    b.candidate
+                        .at
+                        .cmp(&a.candidate.at)
+                        .then(b.candidate.doc.cmp(&a.candidate.doc))
+                });
+            } else {
+                scored.sort_by(|a, b| {
+                    b.score
+                        .total_cmp(&a.score)
+                        .then(b.candidate.doc.cmp(&a.candidate.doc))
+                });
+            }
+            scored.truncate(limit);
+            let mut meetings = BTreeMap::new();
+            let mut hits = Vec::new();
+            for hit in scored {
+                hits.push(build_hit(tx, &query, hit, &mut meetings)?);
+            }
+            Ok(hits)
+        })
+    }
+}
+
+/// An entity's topic weight (L19) from its observations: the evidence of its claims and its names.
+pub fn entity_weight(tx: &mut dyn Tx, entity: &str, now: Ts) -> EngineResult<f64> {
+    let times = tx.list_observation_times(entity)?;
+    Ok(topic_weight(
+        times.into_iter().map(|at| (at, MENTION_WEIGHT)),
+        now,
+    ))
+}
+
+fn meeting_ref(
+    tx: &mut dyn Tx,
+    id: &str,
+    cache: &mut BTreeMap<String, Option<MeetingRef>>,
+) -> EngineResult<Option<MeetingRef>> {
+    if !cache.contains_key(id) {
+        let found = tx.find_meeting(id)?.map(|m| MeetingRef {
+            id: m.id,
+            external_id: m.external_id,
+            title: m.title,
+        });
+        cache.insert(id.to_string(), found);
+    }
+    Ok(cache[id].clone())
+}
+
+fn named(tx: &mut dyn Tx, id: &str) -> EngineResult<Option<NamedRef>> {
+    Ok(tx.find_entity(id)?.map(|e| NamedRef {
+        id: e.id.clone(),
+        kind: e.kind,
+        name: e.display_name().to_string(),
+    }))
+}
+
+fn build_hit(
+    tx: &mut dyn Tx,
+    query: &lore_core::search::SearchQuery,
+    scored: Scored,
+    meetings: &mut BTreeMap<String, Option<MeetingRef>>,
+) -> EngineResult<SearchHit> {
+    let candidate = &scored.candidate;
+    let snippet = tx
+        .find_search_snippet(query, candidate.doc)?
+        .unwrap_or_default();
+    let mut hit = SearchHit {
+        kind: candidate.kind.clone(),
+        id: candidate.reference.clone(),
+        title: String::new(),
+        snippet,
+        score: (scored.score * 1000.0).round() / 1000.0,
+        at: candidate.at,
+        meeting: None,
+        offset: None,
+        entity: None,
+        status: None,
+    };
+    match candidate.kind.as_str() {
+        "entity" => {
+            if let Some(entity) = &scored.entity {
+                hit.title = format!("{} ({})", entity.display_name(), entity.kind);
+                hit.entity = named(tx, &entity.id)?;
+            }
+        }
+        "claim" => {
+            if let Some(claim) = &scored.claim {
+                hit.entity = named(tx, &claim.subject)?;
+                hit.status = Some(claim.derived.status);
+                hit.title = format!(
+                    "{} · {}",
+                    hit.entity.as_ref().map(|e| e.name.as_str()).unwrap_or("?"),
+                    claim.predicate
+                );
+                let evidence = tx.list_evidence_by_claim(&claim.id)?;
+                if let Some(first) = evidence.iter().find(|e| e.meeting.is_some()) {
+                    if let Some(meeting) = &first.meeting {
+                        hit.meeting = meeting_ref(tx, meeting, meetings)?;
+                    }
+                    hit.offset = first.start_ms.map(format_offset);
+                }
+            }
+        }
+        _ => {
+            if let Some(meeting) = &candidate.meeting {
+                hit.meeting = meeting_ref(tx, meeting, meetings)?;
+            }
+            hit.offset = candidate.start_ms.map(format_offset);
+            if let Some((_, segment)) = candidate.reference.split_once('/') {
+                hit.id = segment.to_string();
+            }
+            hit.title = hit
+                .meeting
+                .as_ref()
+                .map(|m| m.title.clone())
+                .unwrap_or_default();
+        }
+    }
+    Ok(hit)
+}

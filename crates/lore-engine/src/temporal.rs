@@ -1,0 +1,234 @@
+//! Time travel (SPEC 4): `--valid-at` (what was true at T by what Lore knows now), `--known-at` (what
+//! Lore believed at T, from the status history), both combined, and the erasure rule that keeps the
+//! history from remembering a deleted source.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use lore_core::model::*;
+use lore_core::projection::{project, ProjectedClaim};
+use lore_core::reading::{deadline_state, effective_status};
+use lore_core::slot::{evaluate_slot, SlotClaim};
+use lore_core::temporal::is_valid_at;
+use lore_core::Ts;
+use lore_store::Tx;
+use serde::Serialize;
+
+use crate::apply::slot_evidence;
+use crate::resolve::find_entity;
+use crate::views::{entity_view, EntityView, ShowOptions};
+use crate::{Engine, EngineResult};
+
+/// Which instants a view is read at: valid time, transaction time, or both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TimeTravel {
+    pub valid_at: Option<Ts>,
+    pub known_at: Option<Ts>,
+}
+
+impl Engine {
+    /// An entity's view at `at`. With `known_at` T every claim reads as Lore held it at T (its latest
+    /// status-history row at or before T, only evidence recorded by then); with `valid_at` V only
+    /// claims whose validity periods contain V are kept (never provisional or retracted), otherwise
+    /// the claims active at T. Attributes and brief are rebuilt from the kept claims.
+    pub fn show_at(&self, owner: &str, entity: &str, at: &TimeTravel) -> EngineResult<EntityView> {
+        let now = self.now();
+        self.read(owner, |tx| {
+            let entity = find_entity(tx, entity)?;
+            let all = ShowOptions {
+                history: true,
+                include_provisional: true,
+            };
+            let mut view = entity_view(tx, &entity, &all, now)?;
+            let mut claims: BTreeMap<String, Claim> = tx
+                .list_claims_by_subject(&entity.id)?
+                .into_iter()
+                .map(|claim| (claim.id.clone(), claim))
+                .collect();
+            let reading_time = at.known_at.unwrap_or(now);
+            if let Some(known_at) = at.known_at {
+                let believed: BTreeMap<String, ClaimDerived> = tx
+                    .list_status_as_of(&entity.id, known_at)?
+                    .into_iter()
+                    .map(|row| (row.claim, row.derived))
+                    .collect();
+                let mut kept = Vec::new();
+                for mut claim_view in std::mem::take(&mut view.claims) {
+                    let (Some(derived), Some(claim)) =
+                        (believed.get(&claim_view.id), claims.get_mut(&claim_view.id))
+                    else {
+                        continue;
+                    };
+                    // The evidence rows come in the view's order; keep those recorded by then.
+                    let evidence = tx.list_evidence_by_claim(&claim.id)?;
+                    let visible: Vec<bool> = evidence
+                        .iter()
+                        .map(|row| row.recorded_at <= known_at)
+                        .collect();
+                    if !visible.iter().any(|v| *v) {
+                        continue;
+                    }
+                    let mut index = 0;
+                    claim_view.evidence.retain(|_| {
+                        index += 1;
+                        visible.get(index - 1).copied().unwrap_or(false)
+                    });
+                    claim.derived = derived.clone();
+                    claim_view.status = effective_status(derived, known_at);
+                    claim_view.authority = derived.authority;
+                    claim_view.valid_from = derived.valid_from;
+                    claim_view.valid_to = derived.valid_to;
+                    claim_view.superseded_by = derived.superseded_by.clone();
+                    claim_view.conflict = derived.conflict;
+                    claim_view.periods = derived.periods.clone();
+                    claim_view.deadline_state = claim_view
+                        .due_at
+                        .and_then(|due| deadline_state(derived, due, known_at));
+                    kept.push(claim_view);
+                }
+                view.claims = kept;
+                claims.retain(|id, _| view.claims.iter().any(|c| &c.id == id));
+            }
+            view.claims.retain(|claim_view| {
+                let Some(claim) = claims.get(&claim_view.id) else {
+                    return false;
+                };
+                match at.valid_at {
+                    Some(valid_at) => is_valid_at(&claim.derived, valid_at),
+                    None => effective_status(&claim.derived, reading_time) == ClaimStatus::Active,
+                }
+            });
+            // Attributes and brief as they read at that time: the kept claims, projected as active.
+            let kept: BTreeSet<&str> = view.claims.iter().map(|c| c.id.as_str()).collect();
+            let as_active: Vec<Claim> = claims
+                .values()
+                .filter(|claim| kept.contains(claim.id.as_str()))
+                .map(|claim| {
+                    let mut claim = claim.clone();
+                    claim.derived.status = ClaimStatus::Active;
+                    claim
+                })
+                .collect();
+            let mut names = BTreeMap::new();
+            for claim_view in &view.claims {
+                for named in claim_view.object.iter().chain(claim_view.context.iter()) {
+                    names.insert(named.id.clone(), named.name.clone());
+                }
+            }
+            let projected: Vec<ProjectedClaim> = as_active
+                .iter()
+                .map(|claim| ProjectedClaim {
+                    claim,
+                    object_name: claim
+                        .object_entity
+                        .as_ref()
+                        .and_then(|id| names.get(id))
+                        .map(String::as_str),
+                    context_name: claim
+                        .context_entity
+                        .as_ref()
+                        .and_then(|id| names.get(id))
+                        .map(String::as_str),
+                })
+                .collect();
+            let (attributes, brief) = project(&entity, &projected);
+            view.entity.attributes = attributes;
+            view.entity.brief = brief;
+            Ok(view)
+        })
+    }
+}
+
+/// Erasure wins over history (SPEC 4, L13): after a source deletion, rewrites the status history of
+/// every claim left in the touched slots as if the deleted facts had never been recorded. The history
+/// is replayed from the surviving facts at every instant one of them (or a status row) was recorded,
+/// so no row keeps a deleted claim as `superseded_by`, a period only the deleted evidence opened, or a
+/// claim that only the deleted source supported at that time.
+pub fn rebuild_slot_histories(tx: &mut dyn Tx, slots: &BTreeSet<SlotKey>) -> EngineResult<()> {
+    for slot in slots {
+        rebuild_slot_history(tx, slot)?;
+    }
+    Ok(())
+}
+
+fn rebuild_slot_history(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<()> {
+    let claims = tx.list_claims_by_slot(slot)?;
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let mut evidence = BTreeMap::new();
+    let mut links = BTreeMap::new();
+    let mut instants = BTreeSet::new();
+    for claim in &claims {
+        let rows = tx.list_evidence_by_claim(&claim.id)?;
+        instants.extend(rows.iter().map(|row| row.recorded_at));
+        instants.extend(claim.retracted_at);
+        instants.extend(
+            tx.list_status_changes(&claim.id)?
+                .iter()
+                .map(|row| row.recorded_at),
+        );
+        evidence.insert(claim.id.clone(), rows);
+        links.insert(claim.id.clone(), tx.list_supersedes_links(&claim.id)?);
+    }
+    let mut histories: BTreeMap<&str, Vec<StatusChange>> = claims
+        .iter()
+        .map(|claim| (claim.id.as_str(), Vec::new()))
+        .collect();
+    for at in instants {
+        let visible_ids: BTreeSet<&str> = evidence
+            .values()
+            .flatten()
+            .filter(|row| row.recorded_at <= at)
+            .map(|row| row.id.as_str())
+            .collect();
+        let slot_claims: Vec<SlotClaim> = claims
+            .iter()
+            .filter_map(|claim| {
+                let rows: Vec<_> = evidence[&claim.id]
+                    .iter()
+                    .filter(|row| visible_ids.contains(row.id.as_str()))
+                    .map(slot_evidence)
+                    .collect();
+                if rows.is_empty() {
+                    return None;
+                }
+                let mut supersedes: Vec<String> = links[&claim.id]
+                    .iter()
+                    .filter(|link| visible_ids.contains(link.evidence.as_str()))
+                    .map(|link| link.target.clone())
+                    .collect();
+                supersedes.dedup();
+                Some(SlotClaim {
+                    id: claim.id.clone(),
+                    group_key: claim.group_key.clone(),
+                    retracted: claim.retracted_at.is_some_and(|r| r <= at),
+                    explicit_valid_from: claim.explicit_valid_from,
+                    explicit_valid_to: claim.explicit_valid_to,
+                    evidence: rows,
+                    supersedes,
+                })
+            })
+            .collect();
+        if slot_claims.is_empty() {
+            continue;
+        }
+        let outcome = evaluate_slot(&slot_claims);
+        for slot_claim in &slot_claims {
+            let derived = &outcome.states[&slot_claim.id];
+            let history = histories
+                .get_mut(slot_claim.id.as_str())
+                .expect("every slot claim has a history");
+            if history.last().map(|row| &row.derived) != Some(derived) {
+                history.push(StatusChange {
+                    claim: slot_claim.id.clone(),
+                    recorded_at: at,
+                    derived: derived.clone(),
+                });
+            }
+        }
+    }
+    for (claim, rows) in histories {
+        tx.replace_status_history(claim, &rows)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! Undo restores transaction-time history too (SPEC 4, `--known-at`): a merge deletes the absorbed
+//! entity's claims, whose status history goes with them; undoing the merge brings it back.
+
+mod common;
+
+use common::{examples_dir, memory_engine, TestClock};
+use lore_core::model::StatusChange;
+
+const OWNER: &str = "history-owner";
+
+fn histories(engine: &lore_engine::Engine) -> Vec<(String, Vec<StatusChange>)> {
+    engine
+        .read(OWNER, |tx| {
+            let mut all = Vec::new();
+            for claim in tx.list_claims()? {
+                let history = tx.list_status_changes(&claim.id)?;
+                all.push((claim.id, history));
+            }
+            Ok(all)
+        })
+        .unwrap()
+}
+
+#[test]
+fn merge_then_undo_restores_every_claims_status_history() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let engine = memory_engine(&clock);
+    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for file in files {
+        engine.ingest_bundle_file(OWNER, &file).unwrap();
+    }
+    let before = histories(&engine);
+    let merge = engine
+        .merge_entities(OWNER, "project:atlas", "project:beacon")
+        .unwrap();
+    assert_ne!(histories(&engine), before);
+    engine.undo(OWNER, &merge.revision).unwrap();
+    let after = histories(&engine);
+    let restored: Vec<_> = after
+        .iter()
+        .map(|(id, history)| {
+            // Claims the merge re-derived gain one row for the merge and one for the undo.
+            let original = before.iter().find(|(b, _)| b == id).map(|(_, h)| h.len());
+            (id.clone(), original, history.len())
+        })
+        .filter(|(_, original, now)| original.is_none_or(|o| *now != o && *now != o + 2))
+        .collect();
+    assert!(restored.is_empty(), "{restored:?}");
+    let ids = |rows: &[(String, Vec<StatusChange>)]| -> Vec<String> {
+        rows.iter().map(|(id, _)| id.clone()).collect()
+    };
+    assert_eq!(ids(&after), ids(&before));
+    assert!(lore_engine::check_invariants(&engine, OWNER)
+        .unwrap()
+        .is_empty());
+}

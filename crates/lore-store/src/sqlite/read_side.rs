@@ -1,0 +1,334 @@
+//! The read side's SQL: full-text search (FTS5), the graph neighborhood, transaction-time history,
+//! deadlines and tasks. Hot queries are constants so that a test can check their query plans
+//! (`EXPLAIN QUERY PLAN`) against the very text the store runs.
+
+use lore_core::model::*;
+use lore_core::search::{SearchQuery, SearchTerm};
+use lore_core::Ts;
+use rusqlite::params;
+
+use super::rows::*;
+use super::{SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
+use crate::{MeetingLink, SearchCandidate, StoreError, StoreResult};
+
+/// Candidates: the newest-indexed matches first, bounded, with their bm25 rank (scope column weight 0).
+pub const SEARCH_CANDIDATES: &str =
+    "SELECT d.doc, d.kind, d.ref, d.meeting, d.start_ms, d.at, c.rank \
+     FROM (SELECT rowid AS doc, bm25(search_fts, 0.0, 1.0) AS rank FROM search_fts \
+           WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) AS c \
+     JOIN search_docs AS d ON d.doc = c.doc WHERE d.owner = ?3";
+pub const SEARCH_SNIPPET: &str =
+    "SELECT snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
+     WHERE search_fts MATCH ?1 AND rowid = ?2";
+/// `--known-at`: each claim's latest status row at or before a transaction time.
+pub const STATUS_AS_OF: &str =
+    "SELECT h.claim, h.recorded_at, h.derived FROM claim_status_history AS h \
+     WHERE h.owner = ?1 AND h.claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
+     AND h.seq = (SELECT max(seq) FROM claim_status_history \
+                  WHERE owner = ?1 AND claim = h.claim AND recorded_at <= ?3) ORDER BY h.claim";
+pub const CLAIMS_BY_PREDICATE: &str = "FROM claims WHERE owner = ?1 AND predicate = ?2 ORDER BY id";
+/// Graph, one hop from an entity through claims: written with `IN (SELECT ...)`, never a JOIN
+/// (PERF-NOTES: a JOIN here makes SQLite scan the whole claims index through a Bloom filter).
+pub const CLAIMS_LINKING: &str = "FROM claims WHERE owner = ?1 AND id IN (\
+     SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND object_entity IS NOT NULL \
+     UNION SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND context_entity IS NOT NULL \
+     UNION SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 \
+     UNION SELECT id FROM claims WHERE owner = ?1 AND context_entity = ?2) \
+     ORDER BY status = 'active' DESC, last_observed_at DESC, id LIMIT ?3";
+/// Graph, entity to meetings: attendance, and evidence of claims about the entity (two hops, IN).
+pub const MEETING_LINKS_BY_ENTITY: &str = "SELECT l.meeting, l.relation FROM (\
+     SELECT meeting, 'attended' AS relation FROM participants WHERE owner = ?1 AND person_entity = ?2 \
+     UNION SELECT meeting, 'mentioned_in' FROM evidence WHERE owner = ?1 AND meeting IS NOT NULL \
+       AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 \
+                     UNION ALL SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2)) AS l \
+     ORDER BY (SELECT started_at FROM meetings WHERE owner = ?1 AND id = l.meeting) DESC, l.meeting, l.relation \
+     LIMIT ?3";
+/// Graph, meeting to entities: participants, and subjects and objects of the claims its evidence supports.
+pub const MEETING_LINKS_BY_MEETING: &str = "SELECT entity, relation FROM (\
+     SELECT person_entity AS entity, 'attended' AS relation FROM participants \
+       WHERE owner = ?1 AND meeting = ?2 AND person_entity IS NOT NULL \
+     UNION SELECT subject, 'mentioned_in' FROM claims \
+       WHERE owner = ?1 AND id IN (SELECT claim FROM evidence WHERE owner = ?1 AND meeting = ?2) \
+     UNION SELECT object_entity, 'mentioned_in' FROM claims WHERE owner = ?1 AND object_entity IS NOT NULL \
+       AND id IN (SELECT claim FROM evidence WHERE owner = ?1 AND meeting = ?2)) \
+     ORDER BY entity, relation LIMIT ?3";
+/// Topic weight inputs (L19): evidence times of the entity's claims and the times it was named.
+pub const OBSERVATION_TIMES: &str = "SELECT observed_at FROM evidence WHERE owner = ?1 \
+       AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
+     UNION ALL SELECT observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2";
+pub const TASKS_BY_ASSIGNEE: &str =
+    "FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
+
+/// Hot queries with the index each must use, for the query-plan test and ARCHITECTURE.md. The
+/// first entries mirror the write side's reads (projection, cascade) as `lore-store` runs them.
+pub const HOT_QUERIES: &[(&str, &str, &str)] = &[
+    (
+        "projection: claims by subject",
+        "SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id",
+        "claims_by_slot (owner=? AND subject=?)",
+    ),
+    (
+        "claims by object (mentions)",
+        "SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 AND status = 'active'",
+        "claims_by_object",
+    ),
+    (
+        "evidence by claim",
+        "SELECT id FROM evidence WHERE owner = ?1 AND claim = ?2 ORDER BY observed_at, start_ms, id",
+        "evidence_by_claim (owner=? AND claim=?)",
+    ),
+    (
+        "cascade: evidence by meeting",
+        "SELECT id FROM evidence WHERE owner = ?1 AND meeting = ?2 ORDER BY id",
+        "evidence_by_meeting",
+    ),
+    (
+        "cascade: evidence by source",
+        "SELECT id FROM evidence WHERE owner = ?1 AND source_kind = ?2 AND source_id = ?3 ORDER BY id",
+        "evidence_by_source",
+    ),
+    ("graph: claims linking an entity", CLAIMS_LINKING_SQL_FOR_PLAN, "claims_by_object"),
+    (
+        "graph: meetings of an entity",
+        MEETING_LINKS_BY_ENTITY,
+        "evidence_by_claim (owner=? AND claim=?)",
+    ),
+    (
+        "graph: entities of a meeting",
+        MEETING_LINKS_BY_MEETING,
+        "evidence_by_meeting (owner=? AND meeting=?)",
+    ),
+    (
+        "topic weight: observation times",
+        OBSERVATION_TIMES,
+        "evidence_by_claim (owner=? AND claim=?)",
+    ),
+    (
+        "known-at: status as of",
+        STATUS_AS_OF,
+        "claim_status_history USING PRIMARY KEY (owner=? AND claim=?)",
+    ),
+    ("deadlines: claims by predicate", CLAIMS_BY_PREDICATE_SQL_FOR_PLAN, "claims_by_predicate"),
+    ("tasks by assignee", TASKS_BY_ASSIGNEE_SQL_FOR_PLAN, "tasks_by_assignee"),
+    ("search: candidates", SEARCH_CANDIDATES, "VIRTUAL TABLE INDEX"),
+];
+const CLAIMS_LINKING_SQL_FOR_PLAN: &str = "SELECT id FROM claims WHERE owner = ?1 AND id IN (\
+     SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND object_entity IS NOT NULL \
+     UNION SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND context_entity IS NOT NULL \
+     UNION SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 \
+     UNION SELECT id FROM claims WHERE owner = ?1 AND context_entity = ?2) \
+     ORDER BY status = 'active' DESC, last_observed_at DESC, id LIMIT ?3";
+const CLAIMS_BY_PREDICATE_SQL_FOR_PLAN: &str =
+    "SELECT id FROM claims WHERE owner = ?1 AND predicate = ?2 ORDER BY id";
+const TASKS_BY_ASSIGNEE_SQL_FOR_PLAN: &str =
+    "SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
+
+/// The FTS5 token every document of an owner carries in its `scope` column (see the schema).
+fn owner_token(owner: &str) -> String {
+    let hex: String = owner.bytes().map(|b| format!("{b:02X}")).collect();
+    format!("o{hex}")
+}
+
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+fn render_term(term: &SearchTerm) -> String {
+    match term {
+        SearchTerm::Word { text, prefix: true } => format!("{} *", quoted(text)),
+        SearchTerm::Word { text, .. } | SearchTerm::Phrase(text) => quoted(text),
+    }
+}
+
+/// Renders a parsed query into an FTS5 expression, scoped to the owner (and kind) by the scope tokens.
+/// Every user word is a quoted string, so no user text is ever read as FTS5 syntax.
+pub fn fts_expression(owner: &str, query: &SearchQuery, kind: Option<&str>) -> String {
+    let mut scope = quoted(&owner_token(owner));
+    if let Some(kind) = kind {
+        scope.push_str(" AND ");
+        scope.push_str(&quoted(&format!("k{kind}")));
+    }
+    let groups: Vec<String> = query
+        .required
+        .iter()
+        .map(|group| {
+            let terms: Vec<String> = group.iter().map(render_term).collect();
+            format!("({})", terms.join(" OR "))
+        })
+        .collect();
+    let mut body = format!("({})", groups.join(" AND "));
+    for excluded in &query.excluded {
+        body.push_str(" NOT ");
+        body.push_str(&render_term(excluded));
+    }
+    format!("scope : ({scope}) AND body : ({body})")
+}
+
+fn search_error(error: StoreError) -> StoreError {
+    match error {
+        StoreError::Backend(message) if message.contains("fts5") => {
+            StoreError::Conflict(format!("search query: {message}"))
+        }
+        other => other,
+    }
+}
+
+impl SqliteTx<'_> {
+    pub(super) fn read_search_candidates(
+        &self,
+        query: &SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<SearchCandidate>> {
+        let expression = fts_expression(self.owner, query, kind);
+        self.all(
+            SEARCH_CANDIDATES,
+            params![expression, limit as i64, self.owner],
+            |row| {
+                Ok(SearchCandidate {
+                    doc: row.get(0)?,
+                    kind: row.get(1)?,
+                    reference: row.get(2)?,
+                    meeting: row.get(3)?,
+                    start_ms: row.get(4)?,
+                    at: row.get::<_, Option<i64>>(5)?.map(Ts),
+                    rank: row.get(6)?,
+                })
+            },
+        )
+        .map_err(search_error)
+    }
+
+    pub(super) fn read_search_snippet(
+        &self,
+        query: &SearchQuery,
+        doc: i64,
+    ) -> StoreResult<Option<String>> {
+        let expression = fts_expression(self.owner, query, None);
+        self.one(SEARCH_SNIPPET, params![expression, doc], |row| row.get(0))
+            .map_err(search_error)
+    }
+
+    pub(super) fn read_status_as_of(
+        &self,
+        subject: &str,
+        at: Ts,
+    ) -> StoreResult<Vec<StatusChange>> {
+        self.all(STATUS_AS_OF, params![self.owner, subject, at.0], |row| {
+            Ok(StatusChange {
+                claim: row.get(0)?,
+                recorded_at: Ts(row.get(1)?),
+                derived: from_json(row, 2)?,
+            })
+        })
+    }
+
+    pub(super) fn write_status_history(
+        &self,
+        claim: &str,
+        rows: &[StatusChange],
+    ) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM claim_status_history WHERE owner = ?1 AND claim = ?2",
+            params![self.owner, claim],
+        )?;
+        for (index, row) in rows.iter().enumerate() {
+            self.exec(
+                "INSERT INTO claim_status_history (owner, claim, seq, recorded_at, derived) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    self.owner,
+                    claim,
+                    index as i64 + 1,
+                    row.recorded_at.0,
+                    to_json(&row.derived)
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_claims_by_predicate(&self, predicate: &str) -> StoreResult<Vec<Claim>> {
+        self.all(
+            &format!("SELECT {CLAIM_COLUMNS} {CLAIMS_BY_PREDICATE}"),
+            params![self.owner, predicate],
+            claim_row,
+        )
+    }
+
+    pub(super) fn read_claims_linking(
+        &self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<Claim>> {
+        self.all(
+            &format!("SELECT {CLAIM_COLUMNS} {CLAIMS_LINKING}"),
+            params![self.owner, entity, limit as i64],
+            claim_row,
+        )
+    }
+
+    pub(super) fn read_meeting_links_by_entity(
+        &self,
+        entity: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<MeetingLink>> {
+        let rows: Vec<(String, String)> = self.all(
+            MEETING_LINKS_BY_ENTITY,
+            params![self.owner, entity, limit as i64],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|(meeting, relation)| MeetingLink {
+                meeting,
+                entity: entity.to_string(),
+                relation,
+            })
+            .collect())
+    }
+
+    pub(super) fn read_meeting_links_by_meeting(
+        &self,
+        meeting: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<MeetingLink>> {
+        let rows: Vec<(String, String)> = self.all(
+            MEETING_LINKS_BY_MEETING,
+            params![self.owner, meeting, limit as i64],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|(entity, relation)| MeetingLink {
+                meeting: meeting.to_string(),
+                entity,
+                relation,
+            })
+            .collect())
+    }
+
+    pub(super) fn read_observation_times(&self, entity: &str) -> StoreResult<Vec<Ts>> {
+        self.all(OBSERVATION_TIMES, params![self.owner, entity], |row| {
+            Ok(Ts(row.get(0)?))
+        })
+    }
+
+    pub(super) fn read_tasks(&self) -> StoreResult<Vec<Task>> {
+        self.all(
+            &format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE owner = ?1 ORDER BY due_at, created_at, id"
+            ),
+            params![self.owner],
+            task_row,
+        )
+    }
+
+    pub(super) fn read_tasks_by_assignee(&self, entity: &str) -> StoreResult<Vec<Task>> {
+        self.all(
+            &format!("SELECT {TASK_COLUMNS} {TASKS_BY_ASSIGNEE}"),
+            params![self.owner, entity],
+            task_row,
+        )
+    }
+}

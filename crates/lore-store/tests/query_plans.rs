@@ -1,0 +1,90 @@
+//! `EXPLAIN QUERY PLAN` of every hot query (PERF-NOTES): each must use its intended index and none may
+//! scan the claims, evidence or status-history tables (or a whole index of them). The plans printed
+//! here with `--nocapture` are the ones quoted in ARCHITECTURE.md.
+
+use lore_store::{SqliteStore, HOT_QUERIES};
+use rusqlite::Connection;
+
+fn plan(connection: &Connection, sql: &str) -> Vec<String> {
+    let mut statement = connection
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap_or_else(|e| panic!("cannot prepare {sql}: {e}"));
+    let count = statement.parameter_count();
+    let values: Vec<rusqlite::types::Value> = (0..count)
+        .map(|_| rusqlite::types::Value::Text("x".into()))
+        .collect();
+    let rows = statement
+        .query_map(rusqlite::params_from_iter(values), |row| {
+            row.get::<_, String>(3)
+        })
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+#[test]
+fn hot_queries_use_their_indexes_and_never_scan_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plans.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    let mut problems = Vec::new();
+    for (name, sql, index) in HOT_QUERIES {
+        let details = plan(&connection, sql);
+        println!("-- {name}\n{}\n", details.join("\n"));
+        if !details.iter().any(|d| d.contains(index)) {
+            problems.push(format!("{name}: plan does not use {index}"));
+        }
+        for detail in &details {
+            for table in [
+                "claims",
+                "evidence",
+                "claim_status_history",
+                "tasks",
+                "search_docs",
+            ] {
+                let full_scan = detail.starts_with(&format!("SCAN {table}"))
+                    || detail == &format!("SCAN {table}");
+                if full_scan {
+                    problems.push(format!("{name}: full scan of {table} ({detail})"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn default_statistics_fill_gaps_and_never_replace_measured_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stats.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    let stat = |connection: &Connection, index: &str| -> Option<String> {
+        connection
+            .query_row(
+                "SELECT stat FROM sqlite_stat1 WHERE idx = ?1",
+                [index],
+                |row| row.get(0),
+            )
+            .ok()
+    };
+    assert_eq!(
+        stat(&connection, "evidence_by_claim").as_deref(),
+        Some("1000000 1000000 20"),
+        "owner keeps every row, claim narrows"
+    );
+    connection
+        .execute_batch(
+            "UPDATE sqlite_stat1 SET stat = '42 42 3' WHERE idx = 'evidence_by_claim';
+             DELETE FROM sqlite_stat1 WHERE idx = 'claims_by_predicate';",
+        )
+        .unwrap();
+    drop(connection);
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    assert_eq!(
+        stat(&connection, "evidence_by_claim").as_deref(),
+        Some("42 42 3")
+    );
+    assert!(stat(&connection, "claims_by_predicate").is_some());
+}
