@@ -32,7 +32,7 @@ impl Rng {
     }
 }
 
-const WORDS: &[&str] = &[
+pub const WORDS: &[&str] = &[
     "atlas",
     "roadmap",
     "latency",
@@ -64,6 +64,10 @@ const WORDS: &[&str] = &[
     "renewal",
     "storage",
 ];
+
+/// Meeting `i` starts at `FIRST_MEETING_MS + i * MEETING_SPACING_MS` (2026-01-01, every six hours).
+pub const FIRST_MEETING_MS: i64 = 1_767_225_600_000;
+pub const MEETING_SPACING_MS: i64 = 6 * 3_600_000;
 
 const TITLES: &[&str] = &[
     "Engineer",
@@ -311,7 +315,7 @@ pub fn generate(scale: usize) -> Dataset {
         let links: Vec<Value> = (0..3)
             .map(|k| json!({"url": format!("https://docs.example/meeting-{meeting}/doc-{k}"), "provenance": "meeting_chat"}))
             .collect();
-        let started_at = 1_767_225_600_000_i64 + meeting as i64 * 3_600_000 * 6;
+        let started_at = FIRST_MEETING_MS + meeting as i64 * MEETING_SPACING_MS;
         let bundle = json!({
             "meeting": {"external_id": format!("bench-{meeting:06}"), "title": format!("Meeting {meeting}"),
                         "started_at": lore_core::Ts(started_at).to_rfc3339()},
