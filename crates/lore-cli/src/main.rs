@@ -5,6 +5,7 @@
 
 mod commands;
 mod output;
+mod transcripts;
 
 use std::process::ExitCode;
 

@@ -7,6 +7,7 @@
 mod apply;
 mod edit;
 mod error;
+mod extract;
 mod ingest;
 mod inspect;
 mod resolve;
@@ -19,6 +20,7 @@ use lore_store::{Store, StoreError, Tx};
 
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
+pub use extract::{ExtractOutcome, ExtractReport};
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
 pub use views::{
@@ -34,6 +36,8 @@ pub struct Engine {
     store: Box<dyn Store>,
     registry: Registry,
     clock: Clock,
+    /// Runs on bundles and transcripts that supply no claims.
+    extractor: Arc<dyn lore_extract::Extractor>,
 }
 
 impl Engine {
@@ -42,7 +46,14 @@ impl Engine {
             store,
             registry: Registry::builtin(),
             clock: Arc::new(Ts::now_wall_clock),
+            extractor: Arc::new(lore_extract::RulesExtractor),
         }
+    }
+
+    /// Replaces the extractor used at ingest for bundles without claims (default: `rules`).
+    pub fn with_extractor(mut self, extractor: Arc<dyn lore_extract::Extractor>) -> Engine {
+        self.extractor = extractor;
+        self
     }
 
     /// Replaces the clock (tests, `LORE_NOW`).

@@ -7,7 +7,8 @@
 //! * `started_at` is [`AMI_BASE_DATE`] 10:00 UTC plus one day per series letter (a = +0 days, b = +1, ...);
 //! * turn `i` starts at `i` seconds into the meeting and lasts one second (order is all that is known);
 //! * each role (Project Manager, Marketing, ...) is a name-only participant of its meeting;
-//! * the corpus's tokenized text (`I 'm here .`) is re-joined (`I'm here.`).
+//! * the corpus's tokenized text (`I 'm here .`) is re-joined (`I'm here.`) and its `{vocalsound}`-style
+//!   annotations dropped.
 
 use serde_json::{json, Value};
 
@@ -127,11 +128,15 @@ fn add_days(date: &str, days: i64) -> String {
         .to_string()
 }
 
-/// Re-joins the corpus's tokens: no space before punctuation or clitics (`I 'm` → `I'm`, `do n't` →
+/// Drops `{vocalsound}`-style annotations and re-joins the corpus's tokens: no space before punctuation or clitics (`I 'm` → `I'm`, `do n't` →
 /// `don't`, `word .` → `word.`).
 pub fn detokenize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for token in text.split_whitespace() {
+        // Annotations such as `{vocalsound}` or `{disfmarker}` are not speech.
+        if token.starts_with('{') && token.ends_with('}') {
+            continue;
+        }
         let glue = matches!(token, "." | "," | "?" | "!" | ":" | ";" | "%" | ")")
             || token.starts_with('\'') && token.len() > 1
             || token == "n't";
@@ -158,8 +163,12 @@ mod tests {
 
     #[test]
     fn tokens_rejoin() {
-        assert_eq!(detokenize("I 'm here , do n't worry ."), "I'm here, don't worry.");
+        assert_eq!(
+            detokenize("I 'm here , do n't worry ."),
+            "I'm here, don't worry."
+        );
         assert_eq!(detokenize("G good morning ."), "G good morning.");
+        assert_eq!(detokenize("Okay . {vocalsound} Um ,"), "Okay. Um,");
     }
 
     #[test]

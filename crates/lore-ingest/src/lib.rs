@@ -26,6 +26,6 @@ pub use error::{BundleErrors, FieldError};
 pub use links::{normalize_url, NormalizedLink};
 pub use parse::{parse_bundle, parse_bundle_value, validate_candidates, ValidatedCandidates};
 pub use transcript::{
-    parse_transcript, transcript_bundle, Diagnostic, Transcript, TranscriptError,
-    TranscriptFormat, TranscriptMeta, TranscriptSegment,
+    parse_transcript, transcript_bundle, Diagnostic, Transcript, TranscriptError, TranscriptFormat,
+    TranscriptMeta, TranscriptSegment,
 };

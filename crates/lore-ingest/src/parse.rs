@@ -1223,7 +1223,9 @@ pub fn validate_candidates(
         let claim = read_claim(&mut reader, value, index, registry, &sources);
         match claim {
             Some(claim) if reader.errors.is_empty() => validated.claims.push(claim),
-            _ => validated.rejected.push(joined_errors(item("claims", index), reader.errors)),
+            _ => validated
+                .rejected
+                .push(joined_errors(item("claims", index), reader.errors)),
         }
     }
     for (index, value) in tasks.iter().enumerate() {

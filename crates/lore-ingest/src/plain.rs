@@ -21,8 +21,8 @@ pub(crate) fn parse(text: &str) -> Result<Transcript, TranscriptError> {
         }
         let mut stamp = None;
         if let Some(rest) = line.strip_prefix('[') {
-            match rest.split_once(']') {
-                Some((inside, after)) => match parse_timestamp(inside) {
+            if let Some((inside, after)) = rest.split_once(']') {
+                match parse_timestamp(inside) {
                     Some(ms) => {
                         stamp = Some(ms);
                         line = after.trim_start();
@@ -31,8 +31,7 @@ pub(crate) fn parse(text: &str) -> Result<Transcript, TranscriptError> {
                         line: line_number,
                         message: format!("'[{}]' is not a time stamp; kept as text", clip(inside)),
                     }),
-                },
-                None => {}
+                }
             }
         }
         if let Some(ms) = stamp {

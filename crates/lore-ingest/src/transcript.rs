@@ -295,8 +295,23 @@ pub(crate) fn split_speaker_prefix(line: &str) -> Option<(String, &str)> {
             .chars()
             .all(|ch| ch.is_alphabetic() || matches!(ch, ' ' | '.' | '\'' | '-' | '_'));
     const NOT_SPEAKERS: &[&str] = &[
-        "note", "notes", "agenda", "update", "todo", "action", "action item", "re", "fyi",
-        "question", "answer", "summary", "decision", "http", "https", "warning", "error",
+        "note",
+        "notes",
+        "agenda",
+        "update",
+        "todo",
+        "action",
+        "action item",
+        "re",
+        "fyi",
+        "question",
+        "answer",
+        "summary",
+        "decision",
+        "http",
+        "https",
+        "warning",
+        "error",
     ];
     if !looks_like_name || NOT_SPEAKERS.contains(&name.to_lowercase().as_str()) {
         return None;
@@ -358,7 +373,8 @@ pub fn transcript_bundle(transcript: &Transcript, meta: &TranscriptMeta) -> Resu
     }
     if !meeting.contains_key("started_at") {
         return Err(
-            "the meeting has no start time: give --started-at or a sidecar FILE.meeting.json".into(),
+            "the meeting has no start time: give --started-at or a sidecar FILE.meeting.json"
+                .into(),
         );
     }
     let mut participants: Vec<Value> = sidecar
@@ -477,7 +493,10 @@ mod tests {
 
     #[test]
     fn entities_and_tags_are_cleaned() {
-        assert_eq!(decode_entities("&gt;&gt; A &amp; B &#39;x&#x27; &bogus; &"), ">> A & B 'x' &bogus; &");
+        assert_eq!(
+            decode_entities("&gt;&gt; A &amp; B &#39;x&#x27; &bogus; &"),
+            ">> A & B 'x' &bogus; &"
+        );
         assert_eq!(strip_tags("<v Bob>Hi <i>there</i></v>"), "Hi there");
         assert_eq!(strip_tags("a < b"), "a < b");
     }

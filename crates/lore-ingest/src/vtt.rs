@@ -159,6 +159,9 @@ mod tests {
 
     #[test]
     fn change_markers_go() {
-        assert_eq!(tidy(&strip_change_markers(">>> GOOD MORNING >> hi")), "GOOD MORNING hi");
+        assert_eq!(
+            tidy(&strip_change_markers(">>> GOOD MORNING >> hi")),
+            "GOOD MORNING hi"
+        );
     }
 }

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use lore_core::Registry;
-use lore_ingest::{parse_ami, parse_bundle_value, parse_transcript, TranscriptFormat, TranscriptMeta};
+use lore_ingest::{
+    parse_ami, parse_bundle_value, parse_transcript, TranscriptFormat, TranscriptMeta,
+};
 
 fn shared_data(folder: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -13,7 +15,10 @@ fn shared_data(folder: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!("skipped: {} not found (real data is not in the repository)", dir.display());
+        println!(
+            "skipped: {} not found (real data is not in the repository)",
+            dir.display()
+        );
         None
     }
 }
@@ -39,7 +44,10 @@ fn every_council_caption_file_parses_into_a_valid_bundle() {
         let transcript = parse_transcript(TranscriptFormat::Vtt, &text)
             .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
         assert!(transcript.segments.len() >= 5, "{}", path.display());
-        assert!(transcript.segments.iter().all(|s| !s.text.contains("&gt;") && !s.text.contains(">>")));
+        assert!(transcript
+            .segments
+            .iter()
+            .all(|s| !s.text.contains("&gt;") && !s.text.contains(">>")));
         let meta = TranscriptMeta {
             default_external_id: path.file_stem().unwrap().to_string_lossy().into_owned(),
             started_at: Some("2021-08-02T16:00:00Z".into()),

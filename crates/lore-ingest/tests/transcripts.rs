@@ -45,7 +45,10 @@ fn run(path: &Path) -> (String, bool) {
                     "series": meeting.series, "bundle": meeting.bundle,
                     "diagnostics": meeting.diagnostics, "bundle_validation": bundle,
                 });
-                (serde_json::to_string_pretty(&rendered).unwrap() + "\n", true)
+                (
+                    serde_json::to_string_pretty(&rendered).unwrap() + "\n",
+                    true,
+                )
             }
             Err(error) => (error.to_string() + "\n", false),
         };
