@@ -278,8 +278,8 @@ pub(crate) fn tidy(text: &str) -> String {
 
 /// Splits a `Name: text` first line the way Zoom, SRT exporters and plain transcripts write speakers.
 ///
-/// The name must look like one: one to five words, at most 40 characters, starting with a letter, no
-/// digits, and not a word that commonly precedes a colon in speech ("Note", "Agenda", "Update", ...).
+/// The name must look like one: one to five words, at most 40 characters, starting with a letter, digits
+/// only in labels of one or two words (`S1`, `Speaker 2`), and not a word that commonly precedes a colon in speech ("Note", "Agenda", "Update", ...).
 pub(crate) fn split_speaker_prefix(line: &str) -> Option<(String, &str)> {
     let (name, rest) = line.split_once(':')?;
     let name = name.trim();
@@ -290,10 +290,14 @@ pub(crate) fn split_speaker_prefix(line: &str) -> Option<(String, &str)> {
     if words.len() > 5 {
         return None;
     }
+    // Digits only in short labels such as `S1`, `Speaker 2` or `SPEAKER_01`.
+    let digits_allowed = words.len() <= 2;
     let looks_like_name = name.chars().next().is_some_and(char::is_alphabetic)
-        && name
-            .chars()
-            .all(|ch| ch.is_alphabetic() || matches!(ch, ' ' | '.' | '\'' | '-' | '_'));
+        && name.chars().all(|ch| {
+            ch.is_alphabetic()
+                || (digits_allowed && ch.is_ascii_digit())
+                || matches!(ch, ' ' | '.' | '\'' | '-' | '_')
+        });
     const NOT_SPEAKERS: &[&str] = &[
         "note",
         "notes",
@@ -338,7 +342,7 @@ pub struct TranscriptMeta {
 /// Builds the JSON of a meeting bundle (SPEC 5.1) from a transcript and its metadata, ready for
 /// `parse_bundle_value`. Speakers whose name matches a participant's display name (ignoring case) are
 /// mapped to that participant; named speakers matching nobody become name-only participants (L15 keeps
-/// them provisional and meeting-scoped).
+/// them provisional and meeting-scoped); generic labels with digits (`S1`) matching nobody stay unmapped.
 pub fn transcript_bundle(transcript: &Transcript, meta: &TranscriptMeta) -> Result<Value, String> {
     let sidecar = meta.sidecar.as_ref();
     if let Some(sidecar) = sidecar {
@@ -427,6 +431,8 @@ pub fn transcript_bundle(transcript: &Transcript, meta: &TranscriptMeta) -> Resu
         });
         match same_name {
             Some(participant) => participant["speaker_label"] = json!(speaker),
+            // A generic label (`S1`, `SPEAKER_01`) names nobody: its segments stay unmapped.
+            None if speaker.chars().any(|ch| ch.is_ascii_digit()) => {}
             None => participants.push(json!({"display_name": speaker, "speaker_label": speaker})),
         }
     }
@@ -508,6 +514,10 @@ mod tests {
             Some(("Alice Chen".to_string(), "hello"))
         );
         assert_eq!(split_speaker_prefix("Note: hello"), None);
+        assert_eq!(
+            split_speaker_prefix("SPEAKER_01: hi"),
+            Some(("SPEAKER_01".to_string(), "hi"))
+        );
         assert_eq!(split_speaker_prefix("THE TIME IS 9:31 A.M."), None);
         assert_eq!(split_speaker_prefix("see https://x.io"), None);
     }
