@@ -16,7 +16,9 @@ use lore_store::Tx;
 use serde_json::{json, Value};
 
 use crate::apply::{settle, Changes};
-use crate::ingest::{run_extractor, screen, store_extraction, Candidates, EvidenceContext};
+use crate::ingest::{
+    run_extractor, screen, screen_task, store_extraction, Candidates, EvidenceContext,
+};
 use crate::resolve::MeetingScope;
 use crate::{Engine, EngineError, EngineResult};
 
@@ -100,13 +102,19 @@ impl Engine {
                 dry.claims += 1;
                 dry.candidates.push(candidate_json(candidate));
             }
-            dry.tasks = candidates.tasks.len();
-            dry.candidates.extend(
-                candidates
-                    .tasks
-                    .iter()
-                    .map(|task| json!({"task": serde_json::to_value(task).unwrap_or(Value::Null)})),
-            );
+            for (index, task) in candidates.tasks.iter().enumerate() {
+                if let Some(rejection) = screen_task(task) {
+                    dry.rejected += 1;
+                    dry.diagnostics.push(format!(
+                        "tasks[{index}]: rejected by the sensitive-data guard ({}): {}",
+                        rejection.kind, rejection.reason
+                    ));
+                    continue;
+                }
+                dry.tasks += 1;
+                dry.candidates
+                    .push(json!({"task": serde_json::to_value(task).unwrap_or(Value::Null)}));
+            }
             return Ok(dry);
         }
         let now = self.now();

@@ -407,7 +407,16 @@ pub(crate) fn store_tasks(
     changes: &mut Changes,
 ) -> EngineResult<()> {
     let meeting_id = &context.meeting.id;
-    for task in tasks {
+    for (index, task) in tasks.iter().enumerate() {
+        if let Some(rejection) = screen_task(task) {
+            let message = format!(
+                "tasks[{index}]: rejected by the sensitive-data guard ({}): {}",
+                rejection.kind, rejection.reason
+            );
+            tracing::info!("{message}");
+            changes.diagnostics.push(message);
+            continue;
+        }
         let assignee = task
             .assignee
             .as_ref()
@@ -488,6 +497,13 @@ pub(crate) fn store_extraction(
         stored_claims += 1;
     }
     Ok((stored_claims, rejected))
+}
+
+/// L21 for tasks: the title and the quote.
+pub(crate) fn screen_task(task: &TaskInput) -> Option<guard::Rejection> {
+    let mut texts = vec![task.title.as_str()];
+    texts.extend(task.evidence.as_ref().and_then(|e| e.quote.as_deref()));
+    guard::check_candidate(texts)
 }
 
 /// L21: every candidate passes the sensitive-data guard before it is stored.

@@ -158,9 +158,23 @@ fn dry_run_lists_candidates_and_stores_nothing() {
 fn every_extractor_goes_through_validation_and_the_guard_l21() {
     let clock = TestClock::new("2026-11-10T00:00:00Z");
     let (engine, _dir) = file_engine(&clock);
-    engine
-        .ingest_bundle(OWNER, &transcript_bundle("My salary is 150k now."))
+    let ingest = engine
+        .ingest_bundle(
+            OWNER,
+            &transcript_bundle(
+                "My salary is 150k now. I'll send my account number 12345678 to HR by Friday.",
+            ),
+        )
         .unwrap();
+    // The rules extractor's task carrying an account number was screened out at ingest.
+    assert!(
+        ingest
+            .diagnostics
+            .iter()
+            .any(|d| d.starts_with("tasks[") && d.contains("bank account")),
+        "{:?}",
+        ingest.diagnostics
+    );
     let leaky = Restater {
         id: "leaky@1",
         claims: vec![
@@ -184,6 +198,10 @@ fn every_extractor_goes_through_validation_and_the_guard_l21() {
     assert!(text.contains("quote not found"), "{text}");
     let dump = state_dump(&engine, OWNER).unwrap().to_string();
     assert!(!dump.contains("150k"), "nothing sensitive stored");
+    assert!(
+        !dump.contains("account number 12345678 to HR"),
+        "no sensitive task stored"
+    );
     assert_consistent(&engine, OWNER, "after rejected candidates");
 }
 
