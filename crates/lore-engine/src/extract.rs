@@ -112,8 +112,9 @@ impl Engine {
                     continue;
                 }
                 dry.tasks += 1;
-                dry.candidates
-                    .push(json!({"task": serde_json::to_value(task).unwrap_or(Value::Null)}));
+                dry.candidates.push(json!({"task": without_empty(
+                    serde_json::to_value(task).unwrap_or(Value::Null)
+                )}));
             }
             return Ok(dry);
         }
@@ -306,11 +307,25 @@ fn extract_in_tx(
     })
 }
 
-/// A validated candidate in the bundle's claim shape, for `--dry-run`.
+/// A validated candidate in the bundle's claim shape, for `--dry-run`: unset fields left out.
 fn candidate_json(candidate: &lore_ingest::ClaimCandidate) -> Value {
     let mut value = serde_json::to_value(candidate).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
         object.remove("index");
     }
-    value
+    without_empty(value)
+}
+
+fn without_empty(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| {
+                    !v.is_null() && v != &Value::Array(Vec::new()) && v != &Value::Bool(false)
+                })
+                .map(|(k, v)| (k, without_empty(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }

@@ -1455,7 +1455,31 @@ fn task(
         }
         end += 1;
     }
-    if end == j + 1 {
+    // "I'll send it" names nothing to do without the sentences around it.
+    let says_what = ws[j + 1..end].iter().any(|w| {
+        !w.punct
+            && !matches!(
+                w.norm.as_str(),
+                "it" | "that"
+                    | "this"
+                    | "them"
+                    | "those"
+                    | "these"
+                    | "up"
+                    | "out"
+                    | "over"
+                    | "on"
+                    | "off"
+                    | "back"
+                    | "you"
+                    | "me"
+                    | "us"
+                    | "again"
+                    | "now"
+                    | "later"
+            )
+    });
+    if !says_what {
         return;
     }
     let title = sentence[verb.start..ws[end - 1].end].to_string();
