@@ -297,5 +297,10 @@ fn every_real_file_ingests_and_ami_series_are_series() {
         days,
         vec!["2005-01-03", "2005-01-04", "2005-01-05", "2005-01-06"]
     );
+    // Each role is one person per series, not one provisional person per meeting.
+    let manager = lore.json(&["show", "project-manager@ts3011.ami.invalid"]);
+    assert_eq!(manager["entity"]["status"], "active");
+    let suggestions = lore.json(&["suggestions"]);
+    assert!(suggestions.as_array().unwrap().is_empty(), "{suggestions}");
     lore.run(&["check"]).success();
 }

@@ -6,7 +6,10 @@
 //!   (`TS3011`) is the series, so `TS3011a..d` are four meetings of one series;
 //! * `started_at` is [`AMI_BASE_DATE`] 10:00 UTC plus one day per series letter (a = +0 days, b = +1, ...);
 //! * turn `i` starts at `i` seconds into the meeting and lasts one second (order is all that is known);
-//! * each role (Project Manager, Marketing, ...) is a name-only participant of its meeting;
+//! * each role (Project Manager, Marketing, ...) is a participant with a synthesized address under the
+//!   reserved `.invalid` domain, one per role and series (`project-manager@ts3011.ami.invalid`): the corpus
+//!   has the same four people in the same roles across a series, so this is the stable identity L15 asks
+//!   for, and a person is neither split per meeting nor joined across series;
 //! * the corpus's tokenized text (`I 'm here .`) is re-joined (`I'm here.`) and its `{vocalsound}`-style
 //!   annotations dropped.
 
@@ -87,7 +90,18 @@ pub fn parse_ami(code: &str, document: &Value) -> Result<AmiMeeting, TranscriptE
     let started_at = format!("{}T10:00:00Z", add_days(AMI_BASE_DATE, day));
     let participants: Vec<Value> = roles
         .iter()
-        .map(|role| json!({"display_name": role, "speaker_label": role}))
+        .map(|role| {
+            let local: String = lore_core::normalize::slug(role)
+                .chars()
+                .filter(|ch| ch.is_ascii_alphanumeric() || *ch == '-')
+                .collect();
+            let mut participant = json!({"display_name": role, "speaker_label": role});
+            if !local.is_empty() {
+                participant["email"] =
+                    json!(format!("{local}@{}.ami.invalid", series.to_lowercase()));
+            }
+            participant
+        })
         .collect();
     let bundle = json!({
         "meeting": {
