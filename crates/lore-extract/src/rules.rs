@@ -25,7 +25,8 @@
 //! | I report to *Person* | `reports_to` |
 //! | *Project* is canceled / shipped / launched / live / on hold / paused / blocked / delayed / at risk / on track / in beta / done; we canceled / shipped / paused *Project*; we're putting *Project* on hold | `has_status` |
 //! | *Project* is due / ships / launches / goes live / will ship by *date*; we'll ship *Project* by *date*; the deadline for *Project* is *date* | `has_deadline` with `due_at` |
-//! | I'll / we'll / *Person* will *action* ... (by *date*); *Person*, can you *action* ...? | a task for that person |
+//! | I'll / *Person* will *action* ... (by *date*); we'll *action* ... by *date*; *Person*, can you *action* ...? | a task for that person |
+//! | a URL in a sentence naming a project that other statements of the meeting are about | `has_link` of the project |
 //!
 //! Dates are resolved by [`crate::resolve_date`]. A claim about the speaker, or made with "we", is
 //! `first_party`; any other is `document`.
@@ -109,7 +110,48 @@ pub fn extract(bundle: &Bundle) -> Extraction {
             }
         }
     }
+    links(bundle, &mut extraction);
     extraction
+}
+
+/// A URL said in a sentence that names a project the meeting's other statements are about: a `has_link`
+/// of that project (stored as a `url_only` resource link; Lore never claims to have read it).
+fn links(bundle: &Bundle, extraction: &mut Extraction) {
+    let mut projects: Vec<String> = extraction
+        .claims
+        .iter()
+        .flat_map(|claim| ["subject", "object", "context"].map(|key| claim[key].clone()))
+        .filter(|entity| entity["kind"] == "project")
+        .filter_map(|entity| entity["name"].as_str().map(str::to_string))
+        .collect();
+    projects.sort();
+    projects.dedup();
+    for segment in &bundle.segments {
+        for (start, end) in sentences(&segment.text) {
+            let sentence = &segment.text[start..end];
+            let lower = sentence.to_lowercase();
+            let urls: Vec<&str> = sentence
+                .split_whitespace()
+                .map(|word| word.trim_end_matches(['.', ',', ')', ';', '!', '?', '"', '\'']))
+                .filter(|word| word.starts_with("https://") || word.starts_with("http://"))
+                .collect();
+            for url in urls {
+                for project in projects
+                    .iter()
+                    .filter(|p| lower.contains(&p.to_lowercase()))
+                {
+                    extraction.claims.push(json!({
+                        "subject": {"kind": "project", "name": project},
+                        "predicate": "has_link",
+                        "value": url,
+                        "authority": "document",
+                        "confidence": 0.7,
+                        "evidence": {"segment_ids": [segment.id], "quote": sentence},
+                    }));
+                }
+            }
+        }
+    }
 }
 
 struct Meeting<'a> {
