@@ -235,6 +235,25 @@ fn llm_extraction_end_to_end_over_http_adds_evidence_and_resists_injection_l2_l2
     assert_eq!(again["revision"], report["revision"]);
     assert_eq!(server.requests().len(), 2);
     lore.run(&["check"]).success();
+    // An endpoint that keeps failing is a runtime error (exit 1); nothing is stored, no run recorded.
+    let failing = FakeServer::start(vec![
+        Canned::status(503, "{}"),
+        Canned::status(503, "{}"),
+        Canned::status(503, "{}"),
+    ]);
+    let mut command: Command = lore.command();
+    command
+        .env("LORE_LLM_BASE_URL", &failing.base_url)
+        .env("LORE_LLM_MODEL", "other-model")
+        .env("LORE_LLM_MAX_RETRIES", "2")
+        .args(["extract", "acme-weekly", "--extractor", "llm"]);
+    let run = Run::from_command(command).code(1);
+    assert!(
+        run.stderr.contains("extraction failed") && run.stderr.contains("http 503"),
+        "{}",
+        run.describe()
+    );
+    assert!(!run.stderr.contains("internal error"), "{}", run.describe());
 }
 
 fn shared_data(folder: &str) -> Option<PathBuf> {

@@ -165,7 +165,7 @@ pub(crate) fn run_extractor(
 ) -> EngineResult<Candidates> {
     let extraction = extractor
         .extract(bundle)
-        .map_err(|error| EngineError::Internal(format!("extraction failed: {error}")))?;
+        .map_err(|error| EngineError::Unavailable(format!("extraction failed: {error}")))?;
     let validated = lore_ingest::validate_candidates(
         bundle,
         &extraction.claims,
