@@ -217,3 +217,32 @@ fn a_meeting_of_another_owner_is_not_found_l20() {
         assert!(matches!(error, EngineError::NotFound(_)), "{error}");
     }
 }
+
+#[test]
+fn deleting_the_meeting_removes_every_extractors_evidence_and_its_runs_l13_l2() {
+    let clock = TestClock::new("2026-11-10T00:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let empty = state_dump(&engine, OWNER).unwrap();
+    engine.ingest_bundle(OWNER, &transcript_bundle("")).unwrap();
+    let restater = Restater {
+        id: "restater@1",
+        claims: vec![title_claim("Principal Researcher at Acme", "s1")],
+    };
+    engine
+        .extract_meeting(OWNER, "weekly-1", &restater, false)
+        .unwrap();
+    engine
+        .delete_source(OWNER, lore_engine::SourceRef::Meeting("weekly-1"))
+        .unwrap();
+    assert_consistent(&engine, OWNER, "after deleting the meeting");
+    let dump = state_dump(&engine, OWNER).unwrap();
+    assert_eq!(evidence_count(&dump), 0);
+    assert_eq!(count(&dump, "claims"), count(&empty, "claims"));
+    // The runs went with the meeting: ingesting and extracting again are new runs.
+    let again = engine.ingest_bundle(OWNER, &transcript_bundle("")).unwrap();
+    assert_eq!(again.outcome, IngestOutcome::Created);
+    let report = engine
+        .extract_meeting(OWNER, "weekly-1", &restater, false)
+        .unwrap();
+    assert_eq!(report.outcome, ExtractOutcome::Extracted);
+}
