@@ -8,6 +8,7 @@ mod identity_output;
 mod output;
 mod portable;
 mod read_output;
+mod transcripts;
 
 use std::process::ExitCode;
 

@@ -16,6 +16,9 @@ pub enum EngineError {
     Store(StoreError),
     #[error("internal error: {0}")]
     Internal(String),
+    /// Something outside Lore failed (an extractor's endpoint): nothing was written; retrying may help.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl EngineError {

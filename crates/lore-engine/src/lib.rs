@@ -9,6 +9,7 @@ mod apply;
 mod curate;
 mod edit;
 mod error;
+mod extract;
 mod graph;
 mod identity;
 mod ingest;
@@ -32,6 +33,7 @@ pub use agenda::{DeadlineRow, TaskRow};
 pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
+pub use extract::{ExtractOutcome, ExtractReport};
 pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView};
 pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
@@ -54,6 +56,8 @@ pub struct Engine {
     store: Box<dyn Store>,
     registry: Registry,
     clock: Clock,
+    /// Runs on bundles and transcripts that supply no claims.
+    extractor: Arc<dyn lore_extract::Extractor>,
 }
 
 impl Engine {
@@ -62,7 +66,14 @@ impl Engine {
             store,
             registry: Registry::builtin(),
             clock: Arc::new(Ts::now_wall_clock),
+            extractor: Arc::new(lore_extract::RulesExtractor),
         }
+    }
+
+    /// Replaces the extractor used at ingest for bundles without claims (default: `rules`).
+    pub fn with_extractor(mut self, extractor: Arc<dyn lore_extract::Extractor>) -> Engine {
+        self.extractor = extractor;
+        self
     }
 
     /// Replaces the clock (tests, `LORE_NOW`).
