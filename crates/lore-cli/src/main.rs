@@ -5,6 +5,7 @@
 
 mod commands;
 mod output;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -21,8 +22,14 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("LORE_LOG").unwrap_or_else(|_| {
+                // A server logs one line per request; other commands only warnings.
+                if matches!(cli.command, commands::Command::Serve(_)) {
+                    "info".into()
+                } else {
+                    "warn".into()
+                }
+            }),
         )
         .without_time()
         .with_target(false)

@@ -10,6 +10,8 @@ mod error;
 mod ingest;
 mod inspect;
 mod resolve;
+mod sources;
+mod tokens;
 mod views;
 
 use std::sync::Arc;
@@ -21,6 +23,12 @@ pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
+pub use sources::{
+    AttachmentView, DeadlineRow, MeetingDetail, MeetingLinkView, NoteView, ParticipantView,
+    SegmentView, SourceReport, TaskRow, Transcript, MAX_ATTACHMENT_BYTES, MAX_EXCERPT_AROUND,
+    MAX_NOTE_CHARS,
+};
+pub use tokens::{CreatedToken, Principal, TokenScope, MAX_TOKEN_DAYS};
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
 };
