@@ -69,6 +69,54 @@ impl ApiError {
     }
 }
 
+/// The error code for a status axum chose (body limits, content types, malformed input).
+pub fn code_for(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::FORBIDDEN => "forbidden",
+        status if status.is_server_error() => "internal",
+        _ => "bad_request",
+    }
+}
+
+/// Turns error responses that carry no JSON body (a 405 from the router, say) into the JSON error
+/// shape, so that every error of the API reads the same. MCP answers keep their own protocol.
+pub async fn json_errors(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let is_mcp = request.uri().path().starts_with("/mcp");
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_mcp || is_json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "this route does not accept that method".to_string(),
+        status if status.is_server_error() => "internal error".to_string(),
+        status => status
+            .canonical_reason()
+            .unwrap_or("request refused")
+            .to_lowercase(),
+    };
+    let mut replaced = ApiError::new(status, code_for(status), message).into_response();
+    for name in [header::ALLOW, header::WWW_AUTHENTICATE] {
+        if let Some(value) = response.headers().get(&name) {
+            replaced.headers_mut().insert(name, value.clone());
+        }
+    }
+    replaced
+}
+
 impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> ApiError {
         match error {

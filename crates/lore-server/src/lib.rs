@@ -149,6 +149,7 @@ pub fn app(engine: Arc<Engine>, config: ServerConfig) -> App {
         .merge(mcp_router)
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(error::json_errors))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::guard_host_and_origin,

@@ -86,7 +86,25 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             Ok(Json(value)) => Ok(ApiJson(value)),
             Err(rejection) => Err(ApiError::new(
                 rejection.status(),
-                "bad_request",
+                crate::error::code_for(rejection.status()),
+                rejection.body_text(),
+            )),
+        }
+    }
+}
+
+/// The raw body, with JSON errors (413 past the body limit).
+pub struct ApiBytes(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for ApiBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        match Bytes::from_request(request, state).await {
+            Ok(bytes) => Ok(ApiBytes(bytes)),
+            Err(rejection) => Err(ApiError::new(
+                rejection.status(),
+                crate::error::code_for(rejection.status()),
                 rejection.body_text(),
             )),
         }
@@ -370,7 +388,7 @@ async fn ingest_bundle(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiBytes(body): ApiBytes,
 ) -> Result<Response, ApiError> {
     let is_json = headers
         .get(header::CONTENT_TYPE)
@@ -583,7 +601,7 @@ async fn upload_attachment(
     ApiPath(meeting): ApiPath<String>,
     ApiQuery(query): ApiQuery<UploadQuery>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiBytes(body): ApiBytes,
 ) -> Result<Response, ApiError> {
     let media_type = headers
         .get(header::CONTENT_TYPE)
