@@ -383,7 +383,8 @@ async fn list_meetings(
     request_body(content = Object, description = "A meeting bundle (SPEC 5.1)", content_type = "application/json"),
     responses((status = 201, description = "Ingested", body = IngestReportDoc),
                (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-               (status = 403, body = ErrorBody), (status = 413, body = ErrorBody)))]
+               (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
+               (status = 415, body = ErrorBody)))]
 async fn ingest_bundle(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -533,7 +534,9 @@ pub struct NewNote {
     request_body = NewNote,
     responses((status = 201, body = SourceReportDoc), (status = 400, body = ErrorBody),
                (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-               (status = 404, body = ErrorBody)))]
+               (status = 404, body = ErrorBody),
+               (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+               (status = 422, description = "The body does not match the schema", body = ErrorBody)))]
 async fn add_note(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -565,7 +568,9 @@ pub struct NewLink {
     request_body = NewLink,
     responses((status = 201, body = SourceReportDoc), (status = 400, body = ErrorBody),
                (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-               (status = 404, body = ErrorBody)))]
+               (status = 404, body = ErrorBody),
+               (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+               (status = 422, description = "The body does not match the schema", body = ErrorBody)))]
 async fn add_link(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -763,7 +768,9 @@ impl NewClaim {
     request_body = NewClaim,
     responses((status = 201, body = EditReportDoc), (status = 400, body = ErrorBody),
                (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-               (status = 404, body = ErrorBody)))]
+               (status = 404, body = ErrorBody),
+               (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+               (status = 422, description = "The body does not match the schema", body = ErrorBody)))]
 async fn add_claim(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -782,7 +789,9 @@ async fn add_claim(
     request_body = NewClaim,
     responses((status = 201, body = EditReportDoc), (status = 400, body = ErrorBody),
                (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-               (status = 404, body = ErrorBody)))]
+               (status = 404, body = ErrorBody),
+               (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+               (status = 422, description = "The body does not match the schema", body = ErrorBody)))]
 async fn override_claim(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
