@@ -31,6 +31,7 @@ fn main() -> ExitCode {
                 }
             }),
         )
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .without_time()
         .with_target(false)
         .init();

@@ -84,9 +84,11 @@ impl Engine {
             .chain(bytes.iter().map(|byte| format!("{byte:02x}")))
             .collect();
         let now = self.now();
+        let token_hash = sha256_hex(secret.as_bytes());
         let token = ApiToken {
-            id: format!("t_{}", &uuid::Uuid::now_v7().simple().to_string()[..20]),
-            token_hash: sha256_hex(secret.as_bytes()),
+            // Public, unique (the secret is random) and useless for authenticating.
+            id: format!("t_{}", &sha256_hex(token_hash.as_bytes())[..20]),
+            token_hash,
             owner: owner.to_string(),
             scope: scope.as_str().to_string(),
             label,
