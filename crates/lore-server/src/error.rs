@@ -147,3 +147,63 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(error: ApiError) -> (StatusCode, String) {
+        let response = error.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn server_errors_never_carry_their_detail() {
+        for error in [
+            EngineError::Internal("cannot store blob /srv/secret/path".into()),
+            EngineError::Store(lore_store::StoreError::Backend(
+                "near \"SELECT owner\": syntax error".into(),
+            )),
+        ] {
+            let (status, body) = body_of(ApiError::from(error)).await;
+            assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+            assert_eq!(
+                body,
+                r#"{"error":{"code":"internal","message":"internal error; the server log has the details"}}"#
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn client_errors_keep_their_message_and_status() {
+        let cases = [
+            (
+                EngineError::NotFound("no claim with id 'c_1'".into()),
+                404,
+                "not_found",
+            ),
+            (
+                EngineError::Invalid("unknown predicate 'x'".into()),
+                400,
+                "bad_request",
+            ),
+            (
+                EngineError::Conflict("claim c_1 is already retracted".into()),
+                409,
+                "conflict",
+            ),
+        ];
+        for (error, status, code) in cases {
+            let message = error.to_string();
+            let (got, body) = body_of(ApiError::from(error)).await;
+            assert_eq!(got.as_u16(), status);
+            let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(body["error"]["code"], code);
+            assert_eq!(body["error"]["message"], message);
+        }
+    }
+}
