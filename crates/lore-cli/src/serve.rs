@@ -145,6 +145,12 @@ pub fn serve(engine: Engine, args: ServeArgs) -> anyhow::Result<()> {
         .addr
         .parse()
         .map_err(|_| BadInput(format!("--addr: '{}' is not HOST:PORT", args.addr)))?;
+    if !addr.ip().is_loopback() && args.allowed_hosts.is_empty() {
+        eprintln!(
+            "lore: warning: listening on {addr}, but only localhost Host headers are accepted; \
+             add --allowed-host NAME for the name clients use"
+        );
+    }
     let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
