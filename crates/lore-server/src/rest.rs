@@ -868,26 +868,30 @@ struct SuggestionRow {
 }
 
 #[utoipa::path(get, path = "/api/v1/deadlines", tag = "review",
-    responses((status = 200, description = "Commitments in force, soonest first (L10)", body = Vec<DeadlineDoc>),
-               (status = 401, body = ErrorBody)))]
+    params(PageQuery),
+    responses((status = 200, description = "Commitments in force, soonest first (L10)", body = PageDoc<DeadlineDoc>),
+               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 async fn list_deadlines(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    ApiQuery(page): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     let rows = blocking(&state, move |engine| {
         engine.list_deadlines(&principal.owner)
     })
     .await?;
-    Ok(Json(rows).into_response())
+    Ok(Json(paginate(rows, &page)?).into_response())
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks", tag = "review",
-    responses((status = 200, description = "Tasks, open ones first", body = Vec<TaskDoc>),
-               (status = 401, body = ErrorBody)))]
+    params(PageQuery),
+    responses((status = 200, description = "Tasks, open ones first", body = PageDoc<TaskDoc>),
+               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 async fn list_tasks(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    ApiQuery(page): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     let rows = blocking(&state, move |engine| engine.list_tasks(&principal.owner)).await?;
-    Ok(Json(rows).into_response())
+    Ok(Json(paginate(rows, &page)?).into_response())
 }

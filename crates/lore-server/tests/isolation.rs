@@ -138,8 +138,8 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
             vec![call(format!("/api/v1/claims/{}/retract", ids.claim), None)]
         }
         ("GET", "/api/v1/suggestions") => vec![call("/api/v1/suggestions".into(), None)],
-        ("GET", "/api/v1/deadlines") => vec![call("/api/v1/deadlines".into(), None)],
-        ("GET", "/api/v1/tasks") => vec![call("/api/v1/tasks".into(), None)],
+        ("GET", "/api/v1/deadlines") => vec![call("/api/v1/deadlines?limit=500".into(), None)],
+        ("GET", "/api/v1/tasks") => vec![call("/api/v1/tasks?limit=500".into(), None)],
         _ => return None,
     };
     Some(cases)
