@@ -19,6 +19,8 @@ struct Server {
     child: Child,
     addr: String,
     log: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Drains stderr into `log` until the process closes it.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -48,26 +50,36 @@ impl Server {
         let addr = addr.unwrap_or_else(|| panic!("lore serve did not start:\n{seen}"));
         let log = std::sync::Arc::new(std::sync::Mutex::new(seen));
         let sink = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut rest = String::new();
             let _ = stderr.read_to_string(&mut rest);
             sink.lock().unwrap().push_str(&rest);
         });
-        Server { child, addr, log }
+        Server {
+            child,
+            addr,
+            log,
+            reader: Some(reader),
+        }
     }
 
     fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
-    /// Sends SIGTERM and returns the exit status.
-    fn terminate(mut self) -> std::process::ExitStatus {
+    /// Sends SIGTERM; returns the exit status and everything the server wrote to stderr.
+    fn terminate(mut self) -> (std::process::ExitStatus, String) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
-        self.child.wait().unwrap()
+        let exit = self.child.wait().unwrap();
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        let log = self.log.lock().unwrap().clone();
+        (exit, log)
     }
 }
 
@@ -219,10 +231,8 @@ fn serve_answers_logs_requests_and_shuts_down_gracefully() {
         "{metrics}"
     );
 
-    let log = server.log.clone();
-    let status = server.terminate();
+    let (status, log) = server.terminate();
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
-    let log = log.lock().unwrap().clone();
     assert!(
         log.contains("route=/api/v1/entities/{entity}")
             || log.contains("/api/v1/entities/{entity}"),
@@ -420,7 +430,7 @@ fn schemathesis_finds_no_server_errors_or_schema_violations() {
         "schemathesis found problems:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let log = server.log.lock().unwrap().clone();
+    let (_, log) = server.terminate();
     assert!(
         !log.contains("request failed"),
         "a request failed inside the server:\n{log}"
