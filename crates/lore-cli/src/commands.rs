@@ -212,6 +212,15 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Create, list or revoke API tokens for `lore serve`
+    Token {
+        #[command(subcommand)]
+        action: crate::serve::TokenAction,
+    },
+    /// Serve the REST API (/api/v1) and MCP (/mcp) over HTTP
+    Serve(crate::serve::ServeArgs),
+    /// Serve MCP over stdin/stdout for --owner (for an AI assistant that starts lore itself)
+    Mcp,
 }
 
 #[derive(Subcommand, Debug)]
@@ -446,16 +455,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let report = match action {
                 ClaimAction::Add(args) => engine.add_manual_claim(&owner, &manual_claim(args)?)?,
                 ClaimAction::Override(args) => {
-                    let definition = engine.registry().get(&args.predicate);
-                    if definition.is_some_and(|d| {
-                        d.cardinality == lore_core::Cardinality::Multi && !d.is_deadline
-                    }) {
-                        bail!(BadInput(format!(
-                            "'{}' is multi-valued; use `lore claim add` to add a value",
-                            args.predicate
-                        )));
-                    }
-                    engine.add_manual_claim(&owner, &manual_claim(args)?)?
+                    engine.override_claim(&owner, &manual_claim(args)?)?
                 }
                 ClaimAction::Retract { claim } => engine.retract_claim(&owner, &claim)?,
             };
@@ -651,6 +651,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             output::print_value(cli.json, &report, output::extract_text);
         }
+        Command::Token { action } => {
+            crate::serve::token(&open_engine(&cli.db)?, &owner, action, cli.json)?
+        }
+        Command::Serve(args) => crate::serve::serve(open_engine(&cli.db)?, args)?,
+        Command::Mcp => crate::serve::mcp_stdio(open_engine(&cli.db)?, &owner)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -19,7 +19,9 @@ pub mod markdown;
 mod participants;
 mod resolve;
 mod search;
+mod sources;
 mod temporal;
+mod tokens;
 mod transfer;
 mod undo;
 mod views;
@@ -29,7 +31,7 @@ use std::sync::Arc;
 use lore_core::{Registry, Ts};
 use lore_store::{Store, StoreError, Tx};
 
-pub use agenda::{DeadlineRow, TaskRow};
+pub use agenda::{DeadlineRow, TaskRow, DEADLINES_IN_FORCE};
 pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
@@ -41,7 +43,12 @@ pub use inspect::{check_invariants, state_dump};
 pub use markdown::{ExportReport, ImportReport, PageDrop};
 pub use participants::ParticipantView;
 pub use search::{MeetingRef, SearchHit, SearchRequest, SEARCH_KINDS};
+pub use sources::{
+    AttachmentView, MeetingDetail, MeetingLinkView, MeetingParticipant, NoteView, SegmentView,
+    SourceReport, Transcript, MAX_ATTACHMENT_BYTES, MAX_EXCERPT_AROUND, MAX_NOTE_CHARS,
+};
 pub use temporal::TimeTravel;
+pub use tokens::{CreatedToken, Principal, TokenScope, MAX_TOKEN_DAYS};
 pub use transfer::CopyReport;
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
