@@ -65,7 +65,10 @@ pub fn stats(mut samples: Vec<Duration>) -> OpStats {
 }
 
 /// Times `op` on each target after warming up on a tenth of them; the first failure stops it.
-fn measure<T, E: std::fmt::Display>(targets: &[T], mut op: impl FnMut(&T) -> Result<(), E>) -> Result<OpStats, String> {
+fn measure<T, E: std::fmt::Display>(
+    targets: &[T],
+    mut op: impl FnMut(&T) -> Result<(), E>,
+) -> Result<OpStats, String> {
     for target in targets.iter().take(targets.len() / 10 + 1) {
         op(target).map_err(|e| e.to_string())?;
     }
@@ -151,25 +154,39 @@ pub fn run(
     progress("measuring the projection");
     ops.insert(
         "projection".to_string(),
-        measure(&targets, |id| {
-            engine.projection(OWNER, id).map(|_| ())
-        })?,
+        measure(&targets, |id| engine.projection(OWNER, id).map(|_| ()))?,
     );
     progress("measuring the graph neighborhood");
-    let unbounded = |hops: u8| lore_engine::GraphOptions { hops, limit: 500, valid_at: None };
+    let unbounded = |hops: u8| lore_engine::GraphOptions {
+        hops,
+        limit: 500,
+        valid_at: None,
+    };
     let graph_op = |options: lore_engine::GraphOptions| {
-        measure(&targets, |id| {
-            engine.graph(OWNER, id, &options).map(|_| ())
-        })
+        measure(&targets, |id| engine.graph(OWNER, id, &options).map(|_| ()))
     };
     ops.insert("hop1".to_string(), graph_op(unbounded(1))?);
     ops.insert("hop2".to_string(), graph_op(unbounded(2))?);
-    ops.insert("hop2_bounded".to_string(), graph_op(lore_engine::GraphOptions { hops: 2, ..Default::default() })?);
+    ops.insert(
+        "hop2_bounded".to_string(),
+        graph_op(lore_engine::GraphOptions {
+            hops: 2,
+            ..Default::default()
+        })?,
+    );
 
     progress("measuring full-text search");
-    let words: Vec<String> = (0..samples).map(|i| dataset::WORDS[i % dataset::WORDS.len()].to_string()).collect();
+    let words: Vec<String> = (0..samples)
+        .map(|i| dataset::WORDS[i % dataset::WORDS.len()].to_string())
+        .collect();
     let phrases: Vec<String> = (0..samples)
-        .map(|i| format!("\"{} {}\"", dataset::WORDS[i % dataset::WORDS.len()], dataset::WORDS[(i * 7 + 3) % dataset::WORDS.len()]))
+        .map(|i| {
+            format!(
+                "\"{} {}\"",
+                dataset::WORDS[i % dataset::WORDS.len()],
+                dataset::WORDS[(i * 7 + 3) % dataset::WORDS.len()]
+            )
+        })
         .collect();
     let search_op = |queries: &[String]| {
         measure(queries, |query| {
@@ -186,18 +203,27 @@ pub fn run(
     ops.insert("fts_phrase".to_string(), search_op(&phrases)?);
 
     progress("measuring time travel");
-    let middle_of_valid_time = lore_core::Ts(dataset::FIRST_MEETING_MS + dataset::MEETING_SPACING_MS * (dataset.bundles.len() as i64 / 2));
+    let middle_of_valid_time = lore_core::Ts(
+        dataset::FIRST_MEETING_MS
+            + dataset::MEETING_SPACING_MS * (dataset.bundles.len() as i64 / 2),
+    );
     ops.insert(
         "known_at".to_string(),
         measure(&targets, |id| {
-            let at = lore_engine::TimeTravel { valid_at: None, known_at: halfway };
+            let at = lore_engine::TimeTravel {
+                valid_at: None,
+                known_at: halfway,
+            };
             engine.show_at(OWNER, id, &at).map(|_| ())
         })?,
     );
     ops.insert(
         "valid_at".to_string(),
         measure(&targets, |id| {
-            let at = lore_engine::TimeTravel { valid_at: Some(middle_of_valid_time), known_at: None };
+            let at = lore_engine::TimeTravel {
+                valid_at: Some(middle_of_valid_time),
+                known_at: None,
+            };
             engine.show_at(OWNER, id, &at).map(|_| ())
         })?,
     );
@@ -210,7 +236,9 @@ pub fn run(
     ops.insert(
         "cascade_delete_rollback".to_string(),
         measure(&victims, |id| {
-            engine.preview_delete(OWNER, SourceRef::Meeting(id)).map(|_| ())
+            engine
+                .preview_delete(OWNER, SourceRef::Meeting(id))
+                .map(|_| ())
         })?,
     );
     // Deleting is destructive: warm up and measure on different meetings, each deleted once.
@@ -219,12 +247,16 @@ pub fn run(
     unique.dedup();
     let warmup = unique.len() / 10 + 1;
     for id in unique.iter().take(warmup) {
-        engine.delete_source(OWNER, SourceRef::Meeting(id)).map_err(|e| e.to_string())?;
+        engine
+            .delete_source(OWNER, SourceRef::Meeting(id))
+            .map_err(|e| e.to_string())?;
     }
     let mut samples = Vec::with_capacity(unique.len());
     for id in unique.iter().skip(warmup) {
         let started = Instant::now();
-        engine.delete_source(OWNER, SourceRef::Meeting(id)).map_err(|e| e.to_string())?;
+        engine
+            .delete_source(OWNER, SourceRef::Meeting(id))
+            .map_err(|e| e.to_string())?;
         samples.push(started.elapsed());
     }
     ops.insert("cascade_delete".to_string(), stats(samples));

@@ -36,10 +36,12 @@ pub struct Cli {
 pub enum Command {
     /// Create (or migrate) the database
     Init,
-    /// Ingest meeting bundles (JSON files, or folders of them)
+    /// Ingest meeting bundles, transcripts (.vtt, .srt, .txt) and AMI meetings (files, or folders of them)
     Ingest {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        #[command(flatten)]
+        transcript: crate::transcripts::TranscriptFlags,
     },
     /// List entities (provisional ones included)
     Entities {
@@ -199,6 +201,26 @@ pub enum Command {
     Backup { file: PathBuf },
     /// Replace the database with a verified backup; refuses while the database is in use
     Restore { file: PathBuf },
+    /// Re-extract an ingested meeting with the rules or the LLM extractor
+    Extract {
+        /// The meeting: id or external id
+        meeting: String,
+        /// rules (offline) or llm (LORE_LLM_BASE_URL, LORE_LLM_MODEL, LORE_LLM_API_KEY)
+        #[arg(long, default_value = "rules", value_parser = ["rules", "llm"])]
+        extractor: String,
+        /// Print the candidates without storing anything
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Create, list or revoke API tokens for `lore serve`
+    Token {
+        #[command(subcommand)]
+        action: crate::serve::TokenAction,
+    },
+    /// Serve the REST API (/api/v1) and MCP (/mcp) over HTTP
+    Serve(crate::serve::ServeArgs),
+    /// Serve MCP over stdin/stdout for --owner (for an AI assistant that starts lore itself)
+    Mcp,
     /// Generate the seed-shaped dataset through the ingest path and measure reads and writes
     Bench {
         /// Dataset size: 1 = 1,000 meetings and ~10,000 claims
@@ -365,8 +387,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 |_| format!("database ready: {}", cli.db),
             );
         }
-        Command::Ingest { paths } => {
-            return ingest(&open_engine(&cli.db)?, &owner, &paths, cli.json)
+        Command::Ingest { paths, transcript } => {
+            return ingest(
+                &open_engine(&cli.db)?,
+                &owner,
+                &paths,
+                &transcript,
+                cli.json,
+            )
         }
         Command::Entities { sort } => {
             let sort = match sort.as_str() {
@@ -439,16 +467,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let report = match action {
                 ClaimAction::Add(args) => engine.add_manual_claim(&owner, &manual_claim(args)?)?,
                 ClaimAction::Override(args) => {
-                    let definition = engine.registry().get(&args.predicate);
-                    if definition.is_some_and(|d| {
-                        d.cardinality == lore_core::Cardinality::Multi && !d.is_deadline
-                    }) {
-                        bail!(BadInput(format!(
-                            "'{}' is multi-valued; use `lore claim add` to add a value",
-                            args.predicate
-                        )));
-                    }
-                    engine.add_manual_claim(&owner, &manual_claim(args)?)?
+                    engine.override_claim(&owner, &manual_claim(args)?)?
                 }
                 ClaimAction::Retract { claim } => engine.retract_claim(&owner, &claim)?,
             };
@@ -631,6 +650,29 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import { format } => crate::portable::import(&cli.db, &owner, format, cli.json)?,
         Command::Backup { file } => crate::portable::backup(&cli.db, &file, cli.json)?,
         Command::Restore { file } => crate::portable::restore(&cli.db, &file, cli.json)?,
+        Command::Extract {
+            meeting,
+            extractor,
+            dry_run,
+        } => {
+            let engine = open_engine(&cli.db)?;
+            let extractor: Box<dyn lore_extract::Extractor> = match extractor.as_str() {
+                "llm" => Box::new(lore_extract::LlmExtractor::new(
+                    lore_extract::LlmConfig::from_env().map_err(|e| BadInput(e.to_string()))?,
+                )),
+                _ => Box::new(lore_extract::RulesExtractor),
+            };
+            let report = engine.extract_meeting(&owner, &meeting, extractor.as_ref(), dry_run)?;
+            for diagnostic in &report.diagnostics {
+                eprintln!("note: {diagnostic}");
+            }
+            output::print_value(cli.json, &report, output::extract_text);
+        }
+        Command::Token { action } => {
+            crate::serve::token(&open_engine(&cli.db)?, &owner, action, cli.json)?
+        }
+        Command::Serve(args) => crate::serve::serve(open_engine(&cli.db)?, args)?,
+        Command::Mcp => crate::serve::mcp_stdio(open_engine(&cli.db)?, &owner)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -666,7 +708,13 @@ pub fn collect_bundles(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             let mut found: Vec<PathBuf> = std::fs::read_dir(path)
                 .with_context(|| format!("cannot read folder {}", path.display()))?
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension().is_some_and(|e| {
+                            crate::transcripts::INGESTED_EXTENSIONS
+                                .contains(&e.to_string_lossy().to_ascii_lowercase().as_str())
+                        })
+                })
                 .filter(|p| !p.to_string_lossy().ends_with(".meeting.json"))
                 .collect();
             found.sort();
@@ -683,7 +731,13 @@ pub fn collect_bundles(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn ingest(engine: &Engine, owner: &str, paths: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+fn ingest(
+    engine: &Engine,
+    owner: &str,
+    paths: &[PathBuf],
+    flags: &crate::transcripts::TranscriptFlags,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let files = collect_bundles(paths)?;
     let progress = indicatif::ProgressBar::new(files.len() as u64);
     progress.set_style(
@@ -699,7 +753,7 @@ fn ingest(engine: &Engine, owner: &str, paths: &[PathBuf], json: bool) -> anyhow
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        match engine.ingest_bundle_file(owner, file) {
+        match crate::transcripts::ingest_file(engine, owner, file, flags) {
             Ok(report) => {
                 for diagnostic in &report.diagnostics {
                     progress.suspend(|| eprintln!("warning: {}: {diagnostic}", file.display()));

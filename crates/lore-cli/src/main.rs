@@ -8,6 +8,8 @@ mod identity_output;
 mod output;
 mod portable;
 mod read_output;
+mod serve;
+mod transcripts;
 
 use std::process::ExitCode;
 
@@ -24,9 +26,16 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("LORE_LOG").unwrap_or_else(|_| {
+                // A server logs one line per request; other commands only warnings.
+                if matches!(cli.command, commands::Command::Serve(_)) {
+                    "info".into()
+                } else {
+                    "warn".into()
+                }
+            }),
         )
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .without_time()
         .with_target(false)
         .init();

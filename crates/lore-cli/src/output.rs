@@ -191,3 +191,41 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
     }
     out.trim_end().to_string()
 }
+
+/// `lore extract`: the run's outcome, or for a dry run every candidate as one JSON line.
+pub fn extract_text(report: &lore_engine::ExtractReport) -> String {
+    use lore_engine::ExtractOutcome;
+    match report.outcome {
+        ExtractOutcome::DryRun => {
+            let mut lines: Vec<String> = report
+                .candidates
+                .iter()
+                .map(|candidate| candidate.to_string())
+                .collect();
+            lines.push(format!(
+                "dry run: {} claims, {} tasks, {} rejected by the guard; nothing stored",
+                report.claims, report.tasks, report.rejected
+            ));
+            lines.join("\n")
+        }
+        ExtractOutcome::Unchanged => format!(
+            "unchanged  {} with {}  revision {}",
+            report.external_id,
+            report.extractor,
+            report.revision.as_deref().unwrap_or("-")
+        ),
+        ExtractOutcome::Extracted => format!(
+            "extracted  {} with {}  revision {}  ({} claims, {} tasks{})",
+            report.external_id,
+            report.extractor,
+            report.revision.as_deref().unwrap_or("-"),
+            report.claims,
+            report.tasks,
+            if report.rejected > 0 {
+                format!(", {} rejected", report.rejected)
+            } else {
+                String::new()
+            }
+        ),
+    }
+}

@@ -306,6 +306,7 @@ const MEDICAL_CONDITIONS: &[&str] = &[
     "concussion",
     "multiple sclerosis",
     "heart attack",
+    "heart condition",
     "mental illness",
     "insomnia",
     "crohn",
@@ -327,6 +328,7 @@ const MEDICAL_CONTEXT: &[&str] = &[
     "medications",
     "meds",
     "sick leave",
+    "medical leave",
     "hospitalized",
     "hospitalised",
     "in hospital",
@@ -705,9 +707,12 @@ impl Scan {
             if !d(i) {
                 continue;
             }
+            // Part of a longer id ("SN-123-45-6789", "A1/123-45-6789") is not an SSN.
             if i > 0
                 && (c[i - 1].is_alphanumeric()
-                    || (matches!(c[i - 1], '-' | '.' | '/' | ',') && i > 1 && d(i - 2)))
+                    || (matches!(c[i - 1], '-' | '.' | '/' | ',')
+                        && i > 1
+                        && c[i - 2].is_alphanumeric()))
             {
                 continue;
             }
@@ -719,9 +724,10 @@ impl Scan {
                 continue;
             }
             let e = i + 11;
+            // Likewise a part number that goes on ("479-87-2792-C").
             if e < n
                 && (c[e].is_alphanumeric()
-                    || (matches!(c[e], '-' | '.' | '/') && e + 1 < n && d(e + 1)))
+                    || (matches!(c[e], '-' | '.' | '/') && e + 1 < n && c[e + 1].is_alphanumeric()))
             {
                 continue;
             }

@@ -11,6 +11,10 @@ use crate::resolve::find_entity;
 use crate::views::NamedRef;
 use crate::{Engine, EngineResult};
 
+/// Commitments still in force: upcoming, and past due without evidence of completion (L10).
+pub const DEADLINES_IN_FORCE: [DeadlineState; 2] =
+    [DeadlineState::Upcoming, DeadlineState::PastDue];
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct DeadlineRow {
     pub claim: String,

@@ -265,6 +265,20 @@ impl Engine {
         }
     }
 
+    /// Sets a single-valued attribute (or a deadline) by hand; a multi-valued predicate is refused, since
+    /// overriding one value among many has no meaning (add it instead).
+    pub fn override_claim(&self, owner: &str, request: &ManualClaim) -> EngineResult<EditReport> {
+        if let Some(definition) = self.registry.get(&request.predicate) {
+            if definition.cardinality == lore_core::Cardinality::Multi && !definition.is_deadline {
+                return Err(EngineError::Invalid(format!(
+                    "'{}' is multi-valued; add a value instead of overriding",
+                    request.predicate
+                )));
+            }
+        }
+        self.add_manual_claim(owner, request)
+    }
+
     /// Applies a scripted edit from `examples/edits.json` style input.
     pub fn apply_override(
         &self,

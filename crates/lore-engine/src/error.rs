@@ -19,6 +19,9 @@ pub enum EngineError {
     /// Used to roll back a transaction on purpose (previews); never reaches a caller.
     #[error("transaction rolled back")]
     RolledBack,
+    /// Something outside Lore failed (an extractor's endpoint): nothing was written; retrying may help.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl EngineError {

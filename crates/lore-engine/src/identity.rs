@@ -239,22 +239,26 @@ pub fn manual_evidence(claim: &str, revision_id: &str, now: Ts) -> Evidence {
     }
 }
 
-/// The id an evidence row gets on a claim, derived as ingestion and manual edits derive it.
-fn evidence_id(claim: &str, evidence: &Evidence) -> String {
+/// The id an evidence row gets on a claim, derived as ingestion and manual edits derive it
+/// (ingestion names the extractor, found through the row's extraction run).
+fn evidence_id(tx: &mut dyn Tx, claim: &str, evidence: &Evidence) -> EngineResult<String> {
     if evidence.source_kind == SourceKind::Manual {
-        short_id("v_", &[claim, "manual", &evidence.source_id])
-    } else {
-        short_id(
-            "v_",
-            &[
-                claim,
-                evidence.source_kind.as_str(),
-                &evidence.source_id,
-                &evidence.segment_ids.join(","),
-                evidence.kind.as_str(),
-            ],
-        )
+        return Ok(short_id("v_", &[claim, "manual", &evidence.source_id]));
     }
+    let mut extractor = crate::ingest::SUPPLIED_EXTRACTOR.to_string();
+    if let (Some(meeting), Some(run)) = (&evidence.meeting, &evidence.extraction_run_id) {
+        if let Some(found) = tx.list_runs(meeting)?.into_iter().find(|r| &r.id == run) {
+            extractor = found.extractor;
+        }
+    }
+    Ok(crate::ingest::derive_evidence_id(
+        claim,
+        evidence.source_kind,
+        &evidence.source_id,
+        &evidence.segment_ids,
+        evidence.kind,
+        &extractor,
+    ))
 }
 
 /// Records that two entities are different: each enters the other's `do_not_merge_with` (L18), and
@@ -377,7 +381,7 @@ fn repoint_claim(
         changes.record_row(format!("evidence:{}", row.id), Some(row), None);
         let mut moved = row.clone();
         moved.claim = new_id.clone();
-        moved.id = evidence_id(&new_id, row);
+        moved.id = evidence_id(tx, &new_id, row)?;
         if tx.insert_evidence(&moved)? {
             changes.record_row(format!("evidence:{}", moved.id), None, Some(&moved));
             for link in links.iter().filter(|l| l.evidence == row.id) {

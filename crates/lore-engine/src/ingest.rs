@@ -10,7 +10,8 @@ use lore_core::model::*;
 use lore_core::normalize::{collapse_whitespace, truncate_chars, value_key};
 use lore_core::slot::group_key;
 use lore_core::{ObjectSpec, Ts};
-use lore_ingest::{Bundle, ClaimCandidate, EvidenceInput};
+use lore_extract::Extractor;
+use lore_ingest::{Bundle, ClaimCandidate, EvidenceInput, TaskInput};
 use lore_store::Tx;
 use serde_json::json;
 
@@ -65,12 +66,51 @@ impl Engine {
         self.ingest_bundle(owner, &bundle)
     }
 
-    /// Ingests one validated bundle in one transaction.
+    /// Ingests one validated bundle in one transaction. A bundle without `claims` goes through the
+    /// engine's extractor (the rules extractor unless replaced), run before the transaction opens.
     pub fn ingest_bundle(&self, owner: &str, bundle: &Bundle) -> EngineResult<IngestReport> {
+        let extractor = self.extractor.clone();
+        self.ingest_bundle_with(owner, bundle, extractor.as_ref())
+    }
+
+    /// Ingests one bundle, extracting with `extractor` when the bundle supplies no claims.
+    pub fn ingest_bundle_with(
+        &self,
+        owner: &str,
+        bundle: &Bundle,
+        extractor: &dyn Extractor,
+    ) -> EngineResult<IngestReport> {
+        let extractor_id = match bundle.claims {
+            Some(_) => SUPPLIED_EXTRACTOR.to_string(),
+            None => extractor.id(),
+        };
+        // The same content with the same extractor is a no-op (L2): find out before extracting.
+        let previous = self.read(owner, |tx| {
+            Ok(
+                match tx.find_meeting_by_external_id(&bundle.meeting.external_id)? {
+                    Some(existing) => tx
+                        .find_run(&existing.id, &bundle.content_hash, &extractor_id)?
+                        .map(|run| (existing, run)),
+                    None => None,
+                },
+            )
+        })?;
+        if let Some((existing, run)) = previous {
+            return Ok(unchanged_report(existing, run.revision));
+        }
+        let candidates = match &bundle.claims {
+            Some(claims) => Candidates {
+                extractor: extractor_id,
+                claims: claims.clone(),
+                tasks: Vec::new(),
+                diagnostics: Vec::new(),
+            },
+            None => run_extractor(self, bundle, extractor)?,
+        };
         let blobs = self.store_blobs(bundle)?;
         let now = self.now();
         self.write(owner, |tx| {
-            ingest_in_tx(self, tx, owner, bundle, &blobs, now)
+            ingest_in_tx(self, tx, owner, bundle, &candidates, &blobs, now)
         })
     }
 
@@ -108,31 +148,77 @@ impl Engine {
     }
 }
 
+/// Candidates ready to store: supplied by a bundle, or extracted and validated.
+pub(crate) struct Candidates {
+    pub(crate) extractor: String,
+    pub(crate) claims: Vec<ClaimCandidate>,
+    pub(crate) tasks: Vec<TaskInput>,
+    /// Extractor notes and rejected candidates, each with its reason.
+    pub(crate) diagnostics: Vec<String>,
+}
+
+/// Runs an extractor over a bundle and validates its output exactly as a bundle's claims are validated.
+pub(crate) fn run_extractor(
+    engine: &Engine,
+    bundle: &Bundle,
+    extractor: &dyn Extractor,
+) -> EngineResult<Candidates> {
+    let extraction = extractor
+        .extract(bundle)
+        .map_err(|error| EngineError::Unavailable(format!("extraction failed: {error}")))?;
+    let validated = lore_ingest::validate_candidates(
+        bundle,
+        &extraction.claims,
+        &extraction.tasks,
+        &engine.registry,
+    );
+    let mut diagnostics = extraction.diagnostics;
+    for rejected in &validated.rejected {
+        let message = format!("{}: candidate rejected: {}", extractor.id(), rejected);
+        tracing::info!("{message}");
+        diagnostics.push(message);
+    }
+    Ok(Candidates {
+        extractor: extractor.id(),
+        claims: validated.claims,
+        tasks: validated.tasks,
+        diagnostics,
+    })
+}
+
+fn unchanged_report(existing: Meeting, revision: String) -> IngestReport {
+    IngestReport {
+        revision,
+        meeting: existing.id,
+        external_id: existing.external_id,
+        outcome: IngestOutcome::Unchanged,
+        claims: 0,
+        rejected: 0,
+        diagnostics: Vec::new(),
+    }
+}
+
 fn ingest_in_tx(
     engine: &Engine,
     tx: &mut dyn Tx,
     owner: &str,
     bundle: &Bundle,
+    candidates: &Candidates,
     blobs: &BTreeMap<String, (String, i64)>,
     now: Ts,
 ) -> EngineResult<IngestReport> {
     let input = &bundle.meeting;
     let meeting_id = short_id("m_", &[&input.external_id]);
-    let extractor = SUPPLIED_EXTRACTOR;
+    let extractor = candidates.extractor.as_str();
     let mut changes = Changes::default();
+    changes
+        .diagnostics
+        .extend(candidates.diagnostics.iter().cloned());
     let mut outcome = IngestOutcome::Created;
     let mut previously_recorded: BTreeMap<String, Ts> = BTreeMap::new();
     if let Some(existing) = tx.find_meeting_by_external_id(&input.external_id)? {
         if let Some(run) = tx.find_run(&existing.id, &bundle.content_hash, extractor)? {
-            return Ok(IngestReport {
-                revision: run.revision,
-                meeting: existing.id,
-                external_id: existing.external_id,
-                outcome: IngestOutcome::Unchanged,
-                claims: 0,
-                rejected: 0,
-                diagnostics: Vec::new(),
-            });
+            return Ok(unchanged_report(existing, run.revision));
         }
         // A statement the new content repeats keeps the transaction time it was first recorded at;
         // what the new content drops is erased, from the status history too (below).
@@ -399,80 +485,13 @@ fn ingest_in_tx(
         note_ids: &note_ids,
         attachment_ids: &attachment_ids,
         run_id: &run_id,
+        extractor,
         now,
         previously_recorded: &previously_recorded,
     };
-    for task in &bundle.tasks {
-        let assignee = task
-            .assignee
-            .as_ref()
-            .map(|r| resolve(tx, r, Some(&scope), &mut changes))
-            .transpose()?;
-        let project = task
-            .project
-            .as_ref()
-            .map(|r| resolve(tx, r, Some(&scope), &mut changes))
-            .transpose()?;
-        let evidence = task.evidence.as_ref().map(|e| context.locate(e));
-        let task_id = short_id("t_", &[&meeting_id, &value_key(&task.title)]);
-        // A status the user set outlives re-ingestion of the meeting.
-        let status = tx.find_task_decision(&task_id)?.unwrap_or(task.status);
-        let stored = Task {
-            id: task_id,
-            meeting: Some(meeting_id.clone()),
-            title: collapse_whitespace(&task.title),
-            status,
-            assignee,
-            project,
-            due_at: task.due_at,
-            evidence: evidence.map(|located| {
-                json!({"segment_ids": located.segment_ids, "quote": located.quote, "start_ms": located.start_ms,
-                       "speaker": located.speaker, "observed_at": located.observed_at})
-            })
-            .unwrap_or(serde_json::Value::Null),
-            created_at: input.started_at,
-        };
-        tx.insert_task(&stored)?;
-        changes
-            .entities
-            .extend(stored.assignee.iter().chain(stored.project.iter()).cloned());
-        changes.record(
-            format!("task:{}", stored.id),
-            None,
-            serde_json::to_value(&stored).ok(),
-        );
-    }
-
-    let mut stored_claims = 0;
-    let mut rejected = 0;
-    for candidate in bundle.claims.iter().flatten() {
-        if let Some(rejection) = screen(candidate) {
-            rejected += 1;
-            let message = format!(
-                "claims[{}]: rejected by the sensitive-data guard ({}): {}",
-                candidate.index, rejection.kind, rejection.reason
-            );
-            tracing::info!("{message}");
-            changes.diagnostics.push(message);
-            continue;
-        }
-        let resolved = Resolved {
-            candidate,
-            subject: resolve(tx, &candidate.subject, Some(&scope), &mut changes)?,
-            object: candidate
-                .object
-                .as_ref()
-                .map(|r| resolve(tx, r, Some(&scope), &mut changes))
-                .transpose()?,
-            context: candidate
-                .context
-                .as_ref()
-                .map(|r| resolve(tx, r, Some(&scope), &mut changes))
-                .transpose()?,
-        };
-        store_candidate(engine, tx, &resolved, &context, &mut changes)?;
-        stored_claims += 1;
-    }
+    store_tasks(tx, &bundle.tasks, &scope, &context, &mut changes)?;
+    let (stored_claims, rejected) =
+        store_extraction(engine, tx, candidates, &scope, &context, &mut changes)?;
 
     let touched_slots = changes.slots.clone();
     settle(tx, &mut changes, now)?;
@@ -501,8 +520,142 @@ fn ingest_in_tx(
     })
 }
 
+/// The id of an evidence row: the same words of the same source for the same claim, found by the
+/// same extractor, are one row (L2); another extractor's finding is its own row.
+pub(crate) fn derive_evidence_id(
+    claim: &str,
+    source_kind: SourceKind,
+    source_id: &str,
+    segment_ids: &[String],
+    kind: EvidenceKind,
+    extractor: &str,
+) -> String {
+    short_id(
+        "v_",
+        &[
+            claim,
+            source_kind.as_str(),
+            source_id,
+            &segment_ids.join(","),
+            kind.as_str(),
+            extractor,
+        ],
+    )
+}
+
+/// Stores tasks (a bundle's, or an extractor's) with their evidence.
+pub(crate) fn store_tasks(
+    tx: &mut dyn Tx,
+    tasks: &[TaskInput],
+    scope: &MeetingScope,
+    context: &EvidenceContext,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let meeting_id = &context.meeting.id;
+    for (index, task) in tasks.iter().enumerate() {
+        if let Some(rejection) = screen_task(task) {
+            let message = format!(
+                "tasks[{index}]: rejected by the sensitive-data guard ({}): {}",
+                rejection.kind, rejection.reason
+            );
+            tracing::info!("{message}");
+            changes.diagnostics.push(message);
+            continue;
+        }
+        let assignee = task
+            .assignee
+            .as_ref()
+            .map(|r| resolve(tx, r, Some(scope), changes))
+            .transpose()?;
+        let project = task
+            .project
+            .as_ref()
+            .map(|r| resolve(tx, r, Some(scope), changes))
+            .transpose()?;
+        let evidence = task.evidence.as_ref().map(|e| context.locate(e));
+        let task_id = short_id("t_", &[meeting_id, &value_key(&task.title)]);
+        // A status the user set outlives re-ingestion of the meeting.
+        let status = tx.find_task_decision(&task_id)?.unwrap_or(task.status);
+        let stored = Task {
+            id: task_id,
+            meeting: Some(meeting_id.clone()),
+            title: collapse_whitespace(&task.title),
+            status,
+            assignee,
+            project,
+            due_at: task.due_at,
+            evidence: evidence.map(|located| {
+                json!({"segment_ids": located.segment_ids, "quote": located.quote, "start_ms": located.start_ms,
+                       "speaker": located.speaker, "observed_at": located.observed_at})
+            })
+            .unwrap_or(serde_json::Value::Null),
+            created_at: context.meeting.started_at,
+        };
+        tx.insert_task(&stored)?;
+        changes
+            .entities
+            .extend(stored.assignee.iter().chain(stored.project.iter()).cloned());
+        changes.record(
+            format!("task:{}", stored.id),
+            None,
+            serde_json::to_value(&stored).ok(),
+        );
+    }
+    Ok(())
+}
+
+/// Screens (L21), resolves and stores every candidate; returns how many were stored and rejected.
+pub(crate) fn store_extraction(
+    engine: &Engine,
+    tx: &mut dyn Tx,
+    candidates: &Candidates,
+    scope: &MeetingScope,
+    context: &EvidenceContext,
+    changes: &mut Changes,
+) -> EngineResult<(usize, usize)> {
+    store_tasks(tx, &candidates.tasks, scope, context, changes)?;
+    let mut stored_claims = 0;
+    let mut rejected = 0;
+    for candidate in &candidates.claims {
+        if let Some(rejection) = screen(candidate) {
+            rejected += 1;
+            let message = format!(
+                "claims[{}]: rejected by the sensitive-data guard ({}): {}",
+                candidate.index, rejection.kind, rejection.reason
+            );
+            tracing::info!("{message}");
+            changes.diagnostics.push(message);
+            continue;
+        }
+        let resolved = Resolved {
+            candidate,
+            subject: resolve(tx, &candidate.subject, Some(scope), changes)?,
+            object: candidate
+                .object
+                .as_ref()
+                .map(|r| resolve(tx, r, Some(scope), changes))
+                .transpose()?,
+            context: candidate
+                .context
+                .as_ref()
+                .map(|r| resolve(tx, r, Some(scope), changes))
+                .transpose()?,
+        };
+        store_candidate(engine, tx, &resolved, context, changes)?;
+        stored_claims += 1;
+    }
+    Ok((stored_claims, rejected))
+}
+
+/// L21 for tasks: the title and the quote.
+pub(crate) fn screen_task(task: &TaskInput) -> Option<guard::Rejection> {
+    let mut texts = vec![task.title.as_str()];
+    texts.extend(task.evidence.as_ref().and_then(|e| e.quote.as_deref()));
+    guard::check_candidate(texts)
+}
+
 /// L21: every candidate passes the sensitive-data guard before it is stored.
-fn screen(candidate: &ClaimCandidate) -> Option<guard::Rejection> {
+pub(crate) fn screen(candidate: &ClaimCandidate) -> Option<guard::Rejection> {
     let mut texts: Vec<&str> = vec![candidate.predicate.as_str()];
     texts.extend(candidate.value.as_deref());
     texts.extend(candidate.evidence.quote.as_deref());
@@ -510,16 +663,18 @@ fn screen(candidate: &ClaimCandidate) -> Option<guard::Rejection> {
     guard::check_candidate(texts)
 }
 
-struct EvidenceContext<'a> {
-    meeting: &'a Meeting,
-    bundle: &'a Bundle,
-    speaker_names: &'a BTreeMap<String, String>,
-    note_ids: &'a BTreeMap<String, String>,
-    attachment_ids: &'a BTreeMap<String, String>,
-    run_id: &'a str,
-    now: Ts,
+pub(crate) struct EvidenceContext<'a> {
+    pub(crate) meeting: &'a Meeting,
+    pub(crate) bundle: &'a Bundle,
+    pub(crate) speaker_names: &'a BTreeMap<String, String>,
+    pub(crate) note_ids: &'a BTreeMap<String, String>,
+    pub(crate) attachment_ids: &'a BTreeMap<String, String>,
+    pub(crate) run_id: &'a str,
+    /// Part of every evidence id, so that another extractor's evidence for the same words is its own row.
+    pub(crate) extractor: &'a str,
+    pub(crate) now: Ts,
     /// Transaction times of the replaced content's evidence, by evidence id.
-    previously_recorded: &'a BTreeMap<String, Ts>,
+    pub(crate) previously_recorded: &'a BTreeMap<String, Ts>,
 }
 
 /// Where a piece of evidence sits: its source, time and words.
@@ -694,15 +849,13 @@ fn store_candidate(
     } else {
         EvidenceKind::Support
     };
-    let evidence_id = short_id(
-        "v_",
-        &[
-            &claim.id,
-            located.source_kind.as_str(),
-            &located.source_id,
-            &located.segment_ids.join(","),
-            kind.as_str(),
-        ],
+    let evidence_id = derive_evidence_id(
+        &claim.id,
+        located.source_kind,
+        &located.source_id,
+        &located.segment_ids,
+        kind,
+        context.extractor,
     );
     let recorded_at = context
         .previously_recorded

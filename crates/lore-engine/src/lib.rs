@@ -9,6 +9,7 @@ mod apply;
 mod curate;
 mod edit;
 mod error;
+mod extract;
 mod graph;
 mod identity;
 mod ingest;
@@ -18,7 +19,9 @@ pub mod markdown;
 mod participants;
 mod resolve;
 mod search;
+mod sources;
 mod temporal;
+mod tokens;
 mod transfer;
 mod undo;
 mod views;
@@ -28,10 +31,11 @@ use std::sync::Arc;
 use lore_core::{Registry, Ts};
 use lore_store::{Store, StoreError, Tx};
 
-pub use agenda::{DeadlineRow, TaskRow};
+pub use agenda::{DeadlineRow, TaskRow, DEADLINES_IN_FORCE};
 pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
+pub use extract::{ExtractOutcome, ExtractReport};
 pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView};
 pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
@@ -39,7 +43,12 @@ pub use inspect::{check_invariants, state_dump};
 pub use markdown::{ExportReport, ImportReport, PageDrop};
 pub use participants::ParticipantView;
 pub use search::{MeetingRef, SearchHit, SearchRequest, SEARCH_KINDS};
+pub use sources::{
+    AttachmentView, MeetingDetail, MeetingLinkView, MeetingParticipant, NoteView, SegmentView,
+    SourceReport, Transcript, MAX_ATTACHMENT_BYTES, MAX_EXCERPT_AROUND, MAX_NOTE_CHARS,
+};
 pub use temporal::TimeTravel;
+pub use tokens::{CreatedToken, Principal, TokenScope, MAX_TOKEN_DAYS};
 pub use transfer::CopyReport;
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
@@ -54,6 +63,8 @@ pub struct Engine {
     store: Box<dyn Store>,
     registry: Registry,
     clock: Clock,
+    /// Runs on bundles and transcripts that supply no claims.
+    extractor: Arc<dyn lore_extract::Extractor>,
 }
 
 impl Engine {
@@ -62,7 +73,14 @@ impl Engine {
             store,
             registry: Registry::builtin(),
             clock: Arc::new(Ts::now_wall_clock),
+            extractor: Arc::new(lore_extract::RulesExtractor),
         }
+    }
+
+    /// Replaces the extractor used at ingest for bundles without claims (default: `rules`).
+    pub fn with_extractor(mut self, extractor: Arc<dyn lore_extract::Extractor>) -> Engine {
+        self.extractor = extractor;
+        self
     }
 
     /// Replaces the clock (tests, `LORE_NOW`).

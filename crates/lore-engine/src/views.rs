@@ -37,6 +37,8 @@ pub struct MeetingRow {
     pub external_id: String,
     pub title: String,
     pub started_at: Ts,
+    /// The meeting series' id, when the meeting belongs to one.
+    pub series: Option<String>,
     pub participants: usize,
     pub segments: usize,
     pub notes: usize,
@@ -201,6 +203,7 @@ impl Engine {
                     external_id: meeting.external_id,
                     title: meeting.title,
                     started_at: meeting.started_at,
+                    series: meeting.series,
                 });
             }
             Ok(rows)

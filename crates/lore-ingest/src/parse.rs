@@ -103,7 +103,16 @@ pub fn parse_bundle(
 ) -> Result<Bundle, BundleErrors> {
     let document: Value = serde_json::from_str(json)
         .map_err(|error| BundleErrors(vec![FieldError::new("", error.to_string())]))?;
-    let content_hash = canonical_json_hash(&document);
+    parse_bundle_value(&document, registry, base_dir)
+}
+
+/// Validates a bundle already read as JSON (transcript and AMI converters build one).
+pub fn parse_bundle_value(
+    document: &Value,
+    registry: &Registry,
+    base_dir: Option<&Path>,
+) -> Result<Bundle, BundleErrors> {
+    let content_hash = canonical_json_hash(document);
     let mut reader = Reader::default();
     let Some(top) = document.as_object() else {
         return Err(BundleErrors(vec![FieldError::new(
@@ -1210,6 +1219,82 @@ fn kinds_text(kinds: &[EntityKind]) -> String {
         .map(|kind| kind.as_str())
         .collect::<Vec<_>>()
         .join(" or ")
+}
+
+/// Candidates an extractor produced, each validated exactly as a bundle's `claims` and `tasks` are.
+#[derive(Debug, Default)]
+pub struct ValidatedCandidates {
+    pub claims: Vec<ClaimCandidate>,
+    pub tasks: Vec<TaskInput>,
+    /// One entry per rejected candidate, naming it (`claims[3]`) and every problem found.
+    pub rejected: Vec<FieldError>,
+}
+
+/// Validates extractor output against a bundle's sources and the predicate registry. Unlike a bundle, a
+/// bad candidate does not reject the others: it is dropped with its reasons.
+pub fn validate_candidates(
+    bundle: &Bundle,
+    claims: &[Value],
+    tasks: &[Value],
+    registry: &Registry,
+) -> ValidatedCandidates {
+    let sources = Sources::new(&bundle.segments, &bundle.notes, &bundle.attachments);
+    let mut validated = ValidatedCandidates::default();
+    for (index, value) in claims.iter().enumerate() {
+        let mut reader = Reader::default();
+        let claim = read_claim(&mut reader, value, index, registry, &sources);
+        match claim {
+            Some(claim) if reader.errors.is_empty() => validated.claims.push(claim),
+            _ => validated
+                .rejected
+                .push(joined_errors(item("claims", index), reader.errors)),
+        }
+    }
+    for (index, value) in tasks.iter().enumerate() {
+        let mut reader = Reader::default();
+        let wrapped: Object = [("tasks".to_string(), Value::Array(vec![value.clone()]))]
+            .into_iter()
+            .collect();
+        let mut read = read_tasks(&mut reader, &wrapped, &sources);
+        match read.pop() {
+            Some(task) if reader.errors.is_empty() => validated.tasks.push(task),
+            _ => validated.rejected.push(joined_errors(
+                item("tasks", index),
+                reader
+                    .errors
+                    .into_iter()
+                    .map(|error| {
+                        FieldError::new(error.path.replacen("tasks[0]", "", 1), error.message)
+                    })
+                    .collect(),
+            )),
+        }
+    }
+    validated
+}
+
+fn joined_errors(path: String, errors: Vec<FieldError>) -> FieldError {
+    let message = if errors.is_empty() {
+        "invalid".to_string()
+    } else {
+        errors
+            .iter()
+            .map(|error| {
+                let own = error
+                    .path
+                    .strip_prefix(&path)
+                    .unwrap_or(&error.path)
+                    .trim_start_matches('.');
+                if own.is_empty() {
+                    error.message.clone()
+                } else {
+                    format!("{own}: {}", error.message)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    FieldError::new(path, message)
 }
 
 #[cfg(test)]

@@ -18,6 +18,45 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     search_index_follows_every_write_and_stays_per_owner(make_store().as_ref());
     status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
     identity_rows_restore_in_place(make_store().as_ref());
+    api_tokens_round_trip_by_hash_only(make_store().as_ref());
+}
+
+/// API tokens are found by the hash of their secret, listed without it, and deleted by public id.
+fn api_tokens_round_trip_by_hash_only(store: &dyn Store) {
+    let token = crate::ApiToken {
+        id: "t_1".into(),
+        token_hash: "hash-of-secret".into(),
+        owner: "alice".into(),
+        scope: "write".into(),
+        label: Some("laptop".into()),
+        created_at: Ts::from_millis(1_000),
+        expires_at: Some(Ts::from_millis(2_000)),
+    };
+    store.insert_api_token(&token).expect("insert token");
+    assert!(
+        store.insert_api_token(&token).is_err(),
+        "api_tokens: a duplicate hash is refused"
+    );
+    assert_eq!(
+        store.find_api_token_by_hash("hash-of-secret").unwrap(),
+        Some(token.clone()),
+        "api_tokens: round trip by hash"
+    );
+    assert_eq!(
+        store.find_api_token_by_hash("t_1").unwrap(),
+        None,
+        "api_tokens: the id is not a secret"
+    );
+    assert_eq!(store.list_api_tokens().unwrap(), vec![token]);
+    assert!(store.delete_api_token("t_1").unwrap());
+    assert!(
+        !store.delete_api_token("t_1").unwrap(),
+        "api_tokens: second delete finds nothing"
+    );
+    assert_eq!(
+        store.find_api_token_by_hash("hash-of-secret").unwrap(),
+        None
+    );
 }
 
 fn write(

@@ -75,6 +75,30 @@ pub trait Store: Send + Sync {
     fn integrity_problems(&self) -> StoreResult<Vec<String>>;
     /// A short name for messages: `sqlite` or `postgres`.
     fn backend_name(&self) -> &'static str;
+
+    // API tokens: the one administrative exception to owner-bound access. A request is known only by
+    // its bearer token, so the lookup cannot be scoped by an owner; it returns the owner instead.
+    // Only the SHA-256 of a token is ever stored.
+    fn insert_api_token(&self, token: &ApiToken) -> StoreResult<()>;
+    fn find_api_token_by_hash(&self, token_hash: &str) -> StoreResult<Option<ApiToken>>;
+    /// Every token's metadata (never a secret), oldest first.
+    fn list_api_tokens(&self) -> StoreResult<Vec<ApiToken>>;
+    /// Deletes the token with this public id; `false` when there was none.
+    fn delete_api_token(&self, id: &str) -> StoreResult<bool>;
+}
+
+/// An API token as stored: its public id, owner and scope, and the SHA-256 of its secret.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ApiToken {
+    pub id: String,
+    #[serde(skip)]
+    pub token_hash: String,
+    pub owner: String,
+    /// `read` or `write` (write includes read).
+    pub scope: String,
+    pub label: Option<String>,
+    pub created_at: Ts,
+    pub expires_at: Option<Ts>,
 }
 
 /// Scheme of a strong identifier that resolves to one entity (email, domain, key, ...).

@@ -133,6 +133,22 @@ impl PostgresStore {
     }
 }
 
+const API_TOKEN_COLUMNS: &str =
+    "SELECT token_hash, id, owner, scope, label, created_at, expires_at FROM api_tokens";
+
+impl PostgresStore {
+    /// Runs one statement outside any owner's transaction (the owner-agnostic token table).
+    fn admin<T>(
+        &self,
+        work: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> StoreResult<T> {
+        let mut connection = self.acquire()?;
+        let outcome = work(&mut connection.client).map_err(backend);
+        self.release(connection);
+        outcome
+    }
+}
+
 fn tracing_backoff(attempt: u32, _error: &postgres::Error) {
     std::thread::sleep(Duration::from_millis(5 * 2u64.pow(attempt)));
 }
@@ -269,6 +285,42 @@ impl Store for PostgresStore {
 
     fn backend_name(&self) -> &'static str {
         "postgres"
+    }
+
+    fn insert_api_token(&self, token: &crate::ApiToken) -> StoreResult<()> {
+        self.admin(|client| {
+            client.execute(
+                "INSERT INTO api_tokens (token_hash, id, owner, scope, label, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[
+                    &token.token_hash, &token.id, &token.owner, &token.scope, &token.label, &token.created_at.0,
+                    &millis(token.expires_at),
+                ],
+            )
+        })
+        .map(|_| ())
+    }
+
+    fn find_api_token_by_hash(&self, token_hash: &str) -> StoreResult<Option<crate::ApiToken>> {
+        let rows = self.admin(|client| {
+            client.query(
+                &format!("{API_TOKEN_COLUMNS} WHERE token_hash = $1"),
+                &[&token_hash],
+            )
+        })?;
+        rows.iter().map(api_token_row).next().transpose()
+    }
+
+    fn list_api_tokens(&self) -> StoreResult<Vec<crate::ApiToken>> {
+        let rows = self.admin(|client| {
+            client.query(&format!("{API_TOKEN_COLUMNS} ORDER BY created_at, id"), &[])
+        })?;
+        rows.iter().map(api_token_row).collect()
+    }
+
+    fn delete_api_token(&self, id: &str) -> StoreResult<bool> {
+        self.admin(|client| client.execute("DELETE FROM api_tokens WHERE id = $1", &[&id]))
+            .map(|changed| changed > 0)
     }
 }
 

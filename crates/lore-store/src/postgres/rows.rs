@@ -352,3 +352,15 @@ pub fn participant_mapping_row(row: &Row) -> StoreResult<ParticipantMapping> {
 pub fn task_status_row(row: &Row) -> StoreResult<TaskStatus> {
     name(row, 0, TaskStatus::parse)
 }
+
+pub fn api_token_row(row: &Row) -> StoreResult<crate::ApiToken> {
+    Ok(crate::ApiToken {
+        token_hash: text(row, 0)?,
+        id: text(row, 1)?,
+        owner: text(row, 2)?,
+        scope: text(row, 3)?,
+        label: optional_text(row, 4)?,
+        created_at: ts(row, 5)?,
+        expires_at: optional_ts(row, 6)?,
+    })
+}

@@ -427,3 +427,16 @@ CREATE TABLE task_decisions (
     status TEXT NOT NULL,
     PRIMARY KEY (owner, task)
 );
+
+-- API tokens (`lore serve`, `lore token`): the one table not keyed by owner, because a request
+-- arrives with nothing but its bearer token; only the token's SHA-256 is stored.
+CREATE TABLE api_tokens (
+    token_hash TEXT NOT NULL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    owner TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    label TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT
+);
+CREATE INDEX api_tokens_by_owner ON api_tokens (owner);

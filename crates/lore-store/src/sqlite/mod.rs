@@ -11,7 +11,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 use rusqlite::{params, Connection, OptionalExtension, Params, Row, TransactionBehavior};
 
-use crate::{Store, StoreError, StoreResult, Tx, TxWork};
+use crate::{ApiToken, Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
 pub use read_side::HOT_QUERIES;
@@ -348,6 +348,70 @@ impl Store for SqliteStore {
     fn backend_name(&self) -> &'static str {
         "sqlite"
     }
+
+    fn insert_api_token(&self, token: &ApiToken) -> StoreResult<()> {
+        let connection = self.lock()?;
+        connection
+            .execute(
+                "INSERT INTO api_tokens (token_hash, id, owner, scope, label, created_at, expires_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    token.token_hash,
+                    token.id,
+                    token.owner,
+                    token.scope,
+                    token.label,
+                    token.created_at.millis(),
+                    token.expires_at.map(Ts::millis)
+                ],
+            )
+            .map(|_| ())
+            .map_err(backend)
+    }
+
+    fn find_api_token_by_hash(&self, token_hash: &str) -> StoreResult<Option<ApiToken>> {
+        let connection = self.lock()?;
+        connection
+            .query_row(
+                &format!("{API_TOKEN_COLUMNS} WHERE token_hash = ?1"),
+                [token_hash],
+                api_token_row,
+            )
+            .optional()
+            .map_err(backend)
+    }
+
+    fn list_api_tokens(&self) -> StoreResult<Vec<ApiToken>> {
+        let connection = self.lock()?;
+        let mut statement = connection
+            .prepare(&format!("{API_TOKEN_COLUMNS} ORDER BY created_at, id"))
+            .map_err(backend)?;
+        let rows = statement.query_map([], api_token_row).map_err(backend)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+    }
+
+    fn delete_api_token(&self, id: &str) -> StoreResult<bool> {
+        let connection = self.lock()?;
+        connection
+            .execute("DELETE FROM api_tokens WHERE id = ?1", [id])
+            .map(|changed| changed > 0)
+            .map_err(backend)
+    }
+}
+
+const API_TOKEN_COLUMNS: &str =
+    "SELECT token_hash, id, owner, scope, label, created_at, expires_at FROM api_tokens";
+
+fn api_token_row(row: &Row) -> rusqlite::Result<ApiToken> {
+    Ok(ApiToken {
+        token_hash: row.get(0)?,
+        id: row.get(1)?,
+        owner: row.get(2)?,
+        scope: row.get(3)?,
+        label: row.get(4)?,
+        created_at: Ts::from_millis(row.get(5)?),
+        expires_at: row.get::<_, Option<i64>>(6)?.map(Ts::from_millis),
+    })
 }
 
 struct SqliteTx<'c> {

@@ -428,3 +428,16 @@ CREATE TABLE task_decisions (
     status TEXT NOT NULL,
     PRIMARY KEY (owner, task)
 ) WITHOUT ROWID;
+
+-- API tokens (`lore serve`, `lore token`). The one table not keyed by owner: a request arrives with
+-- nothing but its bearer token, so the token (stored only as its SHA-256) is what names the owner.
+CREATE TABLE api_tokens (
+    token_hash TEXT NOT NULL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    owner TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    label TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX api_tokens_by_owner ON api_tokens (owner);

@@ -1,0 +1,188 @@
+//! Use cases added for the server: meeting reads and source additions (notes, links, uploads),
+//! owner-wide deadline and task lists, uploaded bundles, and API tokens. Every one treats another
+//! owner's ids as unknown (L20); notes added later cascade like any source (L13).
+
+mod common;
+
+use common::*;
+use lore_engine::{EngineError, ShowOptions, SourceRef, TokenScope};
+
+fn example(prefix: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/meetings");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .unwrap();
+    std::fs::read_to_string(file).unwrap()
+}
+
+fn not_found<T: std::fmt::Debug>(result: Result<T, EngineError>) {
+    assert!(
+        matches!(result, Err(EngineError::NotFound(_))),
+        "expected not found, got {result:?}"
+    );
+}
+
+#[test]
+fn another_owners_meeting_is_not_found_by_any_new_use_case() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let report = engine.ingest_bundle_json("bob", &example("01-")).unwrap();
+    for meeting in [&report.meeting, &report.external_id] {
+        not_found(engine.get_meeting("alice", meeting));
+        not_found(engine.meeting_transcript("alice", meeting));
+        not_found(engine.meeting_excerpt("alice", meeting, "s1", 2));
+        not_found(engine.list_notes("alice", meeting));
+        not_found(engine.add_note("alice", meeting, "hi", None));
+        not_found(engine.add_meeting_link("alice", meeting, "https://example.com", None));
+        not_found(engine.add_attachment("alice", meeting, "a.txt", "text/plain", b"x"));
+    }
+    assert!(engine
+        .deadlines("alice", &lore_engine::DEADLINES_IN_FORCE)
+        .unwrap()
+        .is_empty());
+    assert!(engine.tasks("alice", None, None).unwrap().is_empty());
+    assert!(!engine
+        .deadlines("bob", &lore_engine::DEADLINES_IN_FORCE)
+        .unwrap()
+        .is_empty());
+    assert!(!engine.tasks("bob", None, None).unwrap().is_empty());
+    assert!(lore_engine::check_invariants(&engine, "bob")
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn an_added_note_is_a_source_that_deletes_like_any_other() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let report = engine.ingest_bundle_json("alice", &example("01-")).unwrap();
+    let added = engine
+        .add_note(
+            "alice",
+            &report.external_id,
+            "  Call Globex on Monday.  ",
+            Some("Dana"),
+        )
+        .unwrap();
+    let notes = engine.list_notes("alice", &report.meeting).unwrap();
+    let note = notes.iter().find(|n| n.id == added.id).unwrap();
+    assert_eq!(note.text, "Call Globex on Monday.");
+    assert_eq!(note.author.as_deref(), Some("Dana"));
+    assert!(matches!(
+        engine.add_note("alice", &report.meeting, " ", None),
+        Err(EngineError::Invalid(_))
+    ));
+    let deleted = engine
+        .delete_source("alice", SourceRef::Note(&added.id))
+        .unwrap();
+    assert_ne!(deleted.revision, added.revision);
+    assert!(engine
+        .list_notes("alice", &report.meeting)
+        .unwrap()
+        .iter()
+        .all(|n| n.id != added.id));
+    assert!(lore_engine::check_invariants(&engine, "alice")
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn transcripts_and_excerpts_carry_offsets_and_speaker_names() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let report = engine.ingest_bundle_json("alice", &example("01-")).unwrap();
+    let transcript = engine.meeting_transcript("alice", &report.meeting).unwrap();
+    assert_eq!(transcript.segments[0].offset, "00:04");
+    assert_eq!(transcript.segments[0].speaker.as_deref(), Some("Dana Ruiz"));
+    let excerpt = engine
+        .meeting_excerpt("alice", &report.meeting, "s3", 1)
+        .unwrap();
+    let ids: Vec<&str> = excerpt.segments.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["s2", "s3", "s4"]);
+    assert_eq!(excerpt.cited.as_deref(), Some("s3"));
+    let capped = engine
+        .meeting_excerpt("alice", &report.meeting, "s1", 1000)
+        .unwrap();
+    assert!(capped.segments.len() <= 1 + lore_engine::MAX_EXCERPT_AROUND);
+    not_found(engine.meeting_excerpt("alice", &report.meeting, "s999", 1));
+}
+
+#[test]
+fn an_uploaded_bundle_cannot_read_server_files() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let mut bundle: serde_json::Value = serde_json::from_str(&example("01-")).unwrap();
+    bundle["attachments"] = serde_json::json!([{"id": "a1", "kind": "file", "filename": "x",
+        "created_at": "2026-08-03T15:00:00Z", "path": "Cargo.toml"}]);
+    let error = engine
+        .ingest_bundle_json("alice", &bundle.to_string())
+        .unwrap_err();
+    assert!(error.to_string().contains("attachments[0].path"), "{error}");
+    assert!(engine.list_meetings("alice").unwrap().is_empty());
+}
+
+#[test]
+fn deadlines_read_past_due_until_evidence_says_otherwise() {
+    let clock = TestClock::new("2026-09-01T00:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    engine.ingest_bundle_json("alice", &example("04-")).unwrap();
+    let before: Vec<_> = engine
+        .deadlines("alice", &lore_engine::DEADLINES_IN_FORCE)
+        .unwrap();
+    assert!(!before.is_empty());
+    assert!(
+        before.iter().all(|d| d.state.as_str() == "upcoming"),
+        "{before:?}"
+    );
+    clock.set(lore_core::Ts::parse("2026-11-29T00:00:00Z").unwrap());
+    let after = engine
+        .deadlines("alice", &lore_engine::DEADLINES_IN_FORCE)
+        .unwrap();
+    assert!(
+        after.iter().any(|d| d.state.as_str() == "past_due"),
+        "{after:?}"
+    ); // L10
+    let mut sorted = after.clone();
+    sorted.sort_by_key(|d| d.due_at);
+    assert_eq!(sorted, after, "soonest first");
+}
+
+#[test]
+fn tokens_resolve_to_their_owner_until_they_expire_or_are_revoked() {
+    let clock = TestClock::new("2026-01-01T00:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let created = engine
+        .create_token("alice", TokenScope::Write, Some(7), Some("laptop".into()))
+        .unwrap();
+    let principal = engine.authenticate_token(&created.secret).unwrap().unwrap();
+    assert_eq!(principal.owner, "alice");
+    assert!(principal.can_write());
+    assert_eq!(engine.authenticate_token("lore_guess").unwrap(), None);
+    assert_eq!(engine.authenticate_token(&created.token.id).unwrap(), None);
+    clock.set(lore_core::Ts::parse("2026-01-08T00:00:00Z").unwrap());
+    assert_eq!(
+        engine.authenticate_token(&created.secret).unwrap(),
+        None,
+        "expired"
+    );
+
+    let read = engine
+        .create_token("bob", TokenScope::Read, None, None)
+        .unwrap();
+    assert!(!engine
+        .authenticate_token(&read.secret)
+        .unwrap()
+        .unwrap()
+        .can_write());
+    assert_eq!(engine.list_tokens(Some("bob")).unwrap().len(), 1);
+    engine.revoke_token(&read.token.id).unwrap();
+    assert_eq!(engine.authenticate_token(&read.secret).unwrap(), None);
+    not_found(engine.revoke_token(&read.token.id));
+    assert!(matches!(
+        engine.create_token(" ", TokenScope::Read, None, None),
+        Err(EngineError::Invalid(_))
+    ));
+    let _ = ShowOptions::default();
+}

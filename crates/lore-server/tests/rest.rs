@@ -1,0 +1,649 @@
+//! The REST API's contract: authentication and scopes, JSON errors, pagination caps, body limits,
+//! the `lore show --json` shape, the OpenAPI document, and the public endpoints.
+
+mod common;
+
+use common::*;
+use lore_engine::{ShowOptions, TokenScope};
+use serde_json::json;
+
+#[tokio::test]
+async fn every_api_route_needs_a_bearer_token_and_says_how_to_get_one() {
+    let fixture = fixture();
+    for uri in ["/api/v1/entities", "/api/v1/meetings", "/mcp"] {
+        let reply = send(&fixture.router, "GET", uri, None, None).await;
+        assert_eq!(reply.status, 401, "{uri}");
+        assert!(
+            reply
+                .headers
+                .contains("Bearer realm=\\\"lore\\\", resource_metadata=\\\"http://127.0.0.1:7700/.well-known/oauth-protected-resource\\\""),
+            "{uri}: {}",
+            reply.headers
+        );
+        assert_eq!(reply.json()["error"]["code"], "unauthorized", "{uri}");
+    }
+    let reply = send(
+        &fixture.router,
+        "GET",
+        "/api/v1/entities",
+        Some("lore_not-a-real-token"),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 401);
+    assert!(reply.headers.contains("invalid_token"), "{}", reply.headers);
+}
+
+#[tokio::test]
+async fn an_expired_or_revoked_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = {
+        let engine = engine_at(dir.path(), "2026-01-01T00:00:00Z");
+        engine
+            .create_token("alice", TokenScope::Read, Some(30), None)
+            .unwrap()
+    };
+    let later = std::sync::Arc::new(engine_at(dir.path(), "2026-02-01T00:00:00Z"));
+    let router = lore_server::app(later.clone(), test_config()).router;
+    let reply = send(
+        &router,
+        "GET",
+        "/api/v1/entities",
+        Some(&created.secret),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 401, "{}", reply.body);
+
+    let fresh = token(&later, "alice", TokenScope::Read);
+    assert_eq!(
+        send(&router, "GET", "/api/v1/entities", Some(&fresh), None)
+            .await
+            .status,
+        200
+    );
+    let id = later
+        .list_tokens(Some("alice"))
+        .unwrap()
+        .last()
+        .unwrap()
+        .id
+        .clone();
+    later.revoke_token(&id).unwrap();
+    assert_eq!(
+        send(&router, "GET", "/api/v1/entities", Some(&fresh), None)
+            .await
+            .status,
+        401
+    );
+}
+
+#[tokio::test]
+async fn only_the_hash_of_a_token_is_stored() {
+    let fixture = fixture();
+    let secret = token(&fixture.engine, "alice", TokenScope::Write);
+    let dump = std::fs::read(fixture._dir.path().join("lore.db")).unwrap();
+    let wal = std::fs::read(fixture._dir.path().join("lore.db-wal")).unwrap_or_default();
+    for bytes in [dump, wal] {
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the secret is in the database file"
+        );
+    }
+    let listed = serde_json::to_string(&fixture.engine.list_tokens(None).unwrap()).unwrap();
+    assert!(
+        !listed.contains(&secret) && !listed.contains("hash"),
+        "{listed}"
+    );
+}
+
+#[tokio::test]
+async fn a_read_token_cannot_write() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    for (method, uri, body) in [
+        ("POST", "/api/v1/meetings", Some(canary_bundle("zzother"))),
+        (
+            "DELETE",
+            &*format!("/api/v1/meetings/{}", ids.meeting),
+            None,
+        ),
+        (
+            "POST",
+            "/api/v1/claims",
+            Some(json!({"entity": ids.person, "predicate": "has_title", "value": "x"})),
+        ),
+        (
+            "POST",
+            &*format!("/api/v1/claims/{}/retract", ids.claim),
+            None,
+        ),
+        (
+            "POST",
+            &*format!("/api/v1/meetings/{}/notes", ids.meeting),
+            Some(json!({"text": "hi"})),
+        ),
+    ] {
+        let reply = send(&fixture.router, method, uri, Some(&read), body).await;
+        assert_eq!(reply.status, 403, "{method} {uri}: {}", reply.body);
+        assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
+        assert!(
+            reply.headers.contains("insufficient_scope"),
+            "{}",
+            reply.headers
+        );
+    }
+    assert_eq!(fixture.engine.list_meetings("alice").unwrap().len(), 1);
+    let reply = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/meetings/{}", ids.meeting),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+}
+
+#[tokio::test]
+async fn the_owner_comes_from_the_token_never_from_the_request() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "bob", "zzbob");
+    let alice = token(&fixture.engine, "alice", TokenScope::Write);
+    // An `owner` field in a body is rejected, not obeyed.
+    let reply = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/claims",
+        Some(&alice),
+        Some(json!({"entity": ids.person, "predicate": "has_title", "value": "x", "owner": "bob"})),
+    )
+    .await;
+    assert_eq!(reply.status, 422, "{}", reply.body);
+    // ... and so is one in a query string, or in an ingested bundle.
+    let reply = send(
+        &fixture.router,
+        "GET",
+        "/api/v1/entities?owner=bob",
+        Some(&alice),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    let mut bundle = canary_bundle("zzalice");
+    bundle["owner"] = json!("bob");
+    let reply = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/meetings",
+        Some(&alice),
+        Some(bundle),
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert!(fixture.engine.list_meetings("alice").unwrap().is_empty());
+    assert_eq!(fixture.engine.list_meetings("bob").unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn entity_json_is_the_show_contract() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let reply = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/entities/{}", ids.person_email),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let expected = fixture
+        .engine
+        .show("alice", &ids.person_email, &ShowOptions::default())
+        .unwrap();
+    assert_eq!(reply.json(), serde_json::to_value(&expected).unwrap());
+    let claim = &reply.json()["claims"][0];
+    assert_eq!(claim["evidence"][0]["quote"], "I am now zzalice chief");
+    assert_eq!(claim["evidence"][0]["meeting"], "zzalice-meeting");
+
+    let history = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/entities/{}/history", ids.person),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(history.status, 200);
+    assert!(!history.json()["claims"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn writes_go_through_the_engine_and_report_their_revision() {
+    let fixture = fixture();
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let reply = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/meetings",
+        Some(&write),
+        Some(canary_bundle("zzalice")),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_eq!(reply.json()["outcome"], "created");
+    let meeting = reply.json()["meeting"].as_str().unwrap().to_string();
+    // A bundle may not make the server read one of its own files.
+    let mut bundle = canary_bundle("zzpath");
+    bundle["attachments"] = json!([{"id": "a1", "kind": "file", "filename": "passwd", "created_at": "2026-11-01T10:00:00Z", "path": "../../etc/passwd"}]);
+    let reply = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/meetings",
+        Some(&write),
+        Some(bundle),
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+
+    let note = send(
+        &fixture.router,
+        "POST",
+        &format!("/api/v1/meetings/{meeting}/notes"),
+        Some(&write),
+        Some(json!({"text": "follow up"})),
+    )
+    .await;
+    assert_eq!(note.status, 201, "{}", note.body);
+    let link = send(
+        &fixture.router,
+        "POST",
+        &format!("/api/v1/meetings/{meeting}/links"),
+        Some(&write),
+        Some(json!({"url": "https://github.com/acme/atlas/pull/7"})),
+    )
+    .await;
+    assert_eq!(link.status, 201, "{}", link.body);
+    let detail = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/meetings/{meeting}"),
+        Some(&write),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(detail["notes"].as_array().unwrap().len(), 2);
+    assert_eq!(detail["links"][0]["ingested_status"], "url_only");
+
+    let claim = send(&fixture.router, "POST", "/api/v1/claims/override", Some(&write), Some(json!({"entity": "zzalice-person@zzalice.test", "predicate": "has_title", "value": "CTO"}))).await;
+    assert_eq!(claim.status, 201, "{}", claim.body);
+    let multi = send(&fixture.router, "POST", "/api/v1/claims/override", Some(&write), Some(json!({"entity": "zzalice-person@zzalice.test", "predicate": "has_skill", "value": "Rust"}))).await;
+    assert_eq!(multi.status, 400, "{}", multi.body);
+    let view = fixture
+        .engine
+        .show(
+            "alice",
+            "zzalice-person@zzalice.test",
+            &ShowOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(view.entity.attributes["has_title"], "CTO");
+
+    let claim_id = claim.json()["claim"].as_str().unwrap().to_string();
+    let retract = send(
+        &fixture.router,
+        "POST",
+        &format!("/api/v1/claims/{claim_id}/retract"),
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(retract.status, 200);
+    let again = send(
+        &fixture.router,
+        "POST",
+        &format!("/api/v1/claims/{claim_id}/retract"),
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(again.status, 409, "{}", again.body);
+
+    let deleted = send(
+        &fixture.router,
+        "DELETE",
+        &format!("/api/v1/meetings/{meeting}"),
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    assert!(deleted.json()["revision"]
+        .as_str()
+        .unwrap()
+        .starts_with("r_"));
+    assert!(fixture.engine.list_meetings("alice").unwrap().is_empty());
+    assert!(lore_engine::check_invariants(&fixture.engine, "alice")
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn attachments_are_uploaded_size_capped_and_content_addressed() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let upload = |bytes: Vec<u8>| {
+        axum::http::Request::builder()
+            .method("POST")
+            .uri(format!(
+                "/api/v1/meetings/{}/attachments?filename=plan.txt",
+                ids.meeting
+            ))
+            .header("host", "127.0.0.1:7700")
+            .header("authorization", format!("Bearer {write}"))
+            .header("content-type", "text/plain")
+            .body(axum::body::Body::from(bytes))
+            .unwrap()
+    };
+    use tower::ServiceExt;
+    let ok = reply(
+        fixture
+            .router
+            .clone()
+            .oneshot(upload(b"the plan".to_vec()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    let sha = lore_core::ids::sha256_hex(b"the plan");
+    let blob = fixture.engine.store().blob_dir().join(&sha[..2]).join(&sha);
+    assert_eq!(std::fs::read(&blob).unwrap(), b"the plan");
+    let too_big = vec![0u8; lore_engine::MAX_ATTACHMENT_BYTES + 1];
+    let refused = reply(
+        fixture
+            .router
+            .clone()
+            .oneshot(upload(too_big))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let huge = vec![0u8; lore_server::MAX_BODY_BYTES + 1];
+    let refused = reply(fixture.router.clone().oneshot(upload(huge)).await.unwrap()).await;
+    assert_eq!(refused.status, 413);
+    assert_eq!(
+        refused.json()["error"]["code"],
+        "payload_too_large",
+        "{}",
+        refused.body
+    );
+
+    let id = ok.json()["id"].as_str().unwrap().to_string();
+    let deleted = send(
+        &fixture.router,
+        "DELETE",
+        &format!("/api/v1/attachments/{id}"),
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 200);
+    assert!(
+        !blob.exists(),
+        "an unused blob is removed with its last attachment"
+    );
+}
+
+#[tokio::test]
+async fn bad_input_is_a_json_4xx_never_a_5xx() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let cases: Vec<(&str, String, Option<serde_json::Value>, u16)> = vec![
+        ("GET", "/api/v1/entities?limit=501".into(), None, 400),
+        ("GET", "/api/v1/entities?limit=0".into(), None, 400),
+        ("GET", "/api/v1/entities?limit=abc".into(), None, 400),
+        ("GET", "/api/v1/entities/nobody".into(), None, 404),
+        (
+            "GET",
+            format!("/api/v1/meetings/{}/excerpt", ids.meeting),
+            None,
+            400,
+        ),
+        (
+            "GET",
+            format!(
+                "/api/v1/meetings/{}/excerpt?segment=s1&around=21",
+                ids.meeting
+            ),
+            None,
+            400,
+        ),
+        (
+            "GET",
+            format!("/api/v1/meetings/{}/excerpt?segment=nope", ids.meeting),
+            None,
+            404,
+        ),
+        (
+            "POST",
+            "/api/v1/claims".into(),
+            Some(json!({"entity": ids.person, "predicate": "is_wizard", "value": "x"})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/v1/claims".into(),
+            Some(
+                json!({"entity": ids.person, "predicate": "has_title", "value": "x", "due_at": "soon"}),
+            ),
+            400,
+        ),
+        (
+            "POST",
+            "/api/v1/claims".into(),
+            Some(json!("not an object")),
+            422,
+        ),
+        (
+            "POST",
+            "/api/v1/meetings".into(),
+            Some(json!({"meeting": {}})),
+            400,
+        ),
+        (
+            "POST",
+            format!("/api/v1/meetings/{}/notes", ids.meeting),
+            Some(json!({"text": "  "})),
+            400,
+        ),
+        (
+            "POST",
+            format!("/api/v1/meetings/{}/links", ids.meeting),
+            Some(json!({"url": "javascript:alert(1)"})),
+            400,
+        ),
+        ("GET", "/api/v1/no-such-route".into(), None, 404),
+        ("PUT", "/api/v1/entities".into(), None, 405),
+    ];
+    for (method, uri, body, status) in cases {
+        let reply = send(&fixture.router, method, &uri, Some(&write), body).await;
+        assert_eq!(
+            reply.status.as_u16(),
+            status,
+            "{method} {uri}: {}",
+            reply.body
+        );
+        assert!(
+            reply.json()["error"]["code"].is_string(),
+            "{method} {uri}: {}",
+            reply.body
+        );
+        assert!(reply.json()["error"]["message"].is_string());
+    }
+    let page = send(
+        &fixture.router,
+        "GET",
+        "/api/v1/entities?limit=1&offset=1",
+        Some(&write),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(page["items"].as_array().unwrap().len(), 1);
+    assert_eq!(page["limit"], 1);
+    assert!(page["total"].as_u64().unwrap() >= 2);
+}
+
+#[tokio::test]
+async fn foreign_origins_and_hosts_are_refused() {
+    let fixture = fixture();
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    use tower::ServiceExt;
+    let request = |host: &str, origin: Option<&str>, uri: &str| {
+        let mut builder = axum::http::Request::builder()
+            .uri(uri)
+            .header("host", host)
+            .header("authorization", format!("Bearer {read}"));
+        if let Some(origin) = origin {
+            builder = builder.header("origin", origin);
+        }
+        builder.body(axum::body::Body::empty()).unwrap()
+    };
+    for uri in ["/api/v1/entities", "/mcp"] {
+        let foreign = reply(
+            fixture
+                .router
+                .clone()
+                .oneshot(request("127.0.0.1:7700", Some("https://evil.example"), uri))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(foreign.status, 403, "{uri}");
+        assert_eq!(foreign.json()["error"]["code"], "forbidden_origin");
+        let rebinding = reply(
+            fixture
+                .router
+                .clone()
+                .oneshot(request("evil.example", None, uri))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(rebinding.status, 403, "{uri}");
+        assert_eq!(rebinding.json()["error"]["code"], "forbidden_host");
+    }
+    let same = reply(
+        fixture
+            .router
+            .clone()
+            .oneshot(request(
+                "localhost:7700",
+                Some("http://localhost:7700"),
+                "/api/v1/entities",
+            ))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(same.status, 200, "{}", same.body);
+
+    let mut config = test_config();
+    config.allowed_hosts.push("lore.example.com".into());
+    config
+        .allowed_origins
+        .push("https://app.example.com".into());
+    let router = lore_server::app(fixture.engine.clone(), config).router;
+    let allowed = reply(
+        router
+            .clone()
+            .oneshot(request(
+                "lore.example.com",
+                Some("https://app.example.com"),
+                "/api/v1/entities",
+            ))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(allowed.status, 200, "{}", allowed.body);
+}
+
+#[tokio::test]
+async fn public_endpoints_describe_the_server() {
+    let fixture = fixture();
+    let health = send(&fixture.router, "GET", "/healthz", None, None).await;
+    assert_eq!(
+        (health.status.as_u16(), health.json()["status"].clone()),
+        (200, json!("ok"))
+    );
+
+    let openapi = send(&fixture.router, "GET", "/api/v1/openapi.json", None, None)
+        .await
+        .json();
+    assert_eq!(openapi["openapi"], "3.1.0");
+    assert_eq!(
+        openapi["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    assert!(openapi["paths"]["/api/v1/entities/{entity}"]["get"].is_object());
+
+    let metadata = send(
+        &fixture.router,
+        "GET",
+        "/.well-known/oauth-protected-resource",
+        None,
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(metadata["resource"], "http://127.0.0.1:7700/mcp");
+    assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    send(
+        &fixture.router,
+        "POST",
+        "/api/v1/meetings",
+        Some(&write),
+        Some(canary_bundle("zzm")),
+    )
+    .await;
+    send(
+        &fixture.router,
+        "GET",
+        "/api/v1/entities/nobody",
+        Some(&write),
+        None,
+    )
+    .await;
+    let metrics = send(&fixture.router, "GET", "/metrics", None, None).await;
+    assert!(
+        metrics.body.contains(
+            "lore_http_requests_total{method=\"POST\",route=\"/api/v1/meetings\",status=\"201\"} 1"
+        ),
+        "{}",
+        metrics.body
+    );
+    assert!(metrics.body.contains("lore_http_requests_total{method=\"GET\",route=\"/api/v1/entities/{entity}\",status=\"404\"} 1"), "{}", metrics.body);
+    assert!(metrics.body.contains("lore_http_request_duration_seconds_count{method=\"GET\",route=\"/api/v1/entities/{entity}\"} 1"));
+    assert!(
+        metrics
+            .body
+            .contains("lore_ingests_total{outcome=\"created\"} 1"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        !metrics.body.contains("nobody"),
+        "raw paths stay out of metric labels"
+    );
+}
