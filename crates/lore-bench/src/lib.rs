@@ -18,6 +18,8 @@ pub struct BenchConfig {
     pub scale: usize,
     /// Targets measured per operation (after a warm-up of a tenth as many).
     pub samples: usize,
+    /// Ingest only this many of the dataset's meetings (a smoke run); `None` ingests them all.
+    pub meetings: Option<usize>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -87,7 +89,11 @@ pub fn run(
     config: &BenchConfig,
     mut progress: impl FnMut(&str),
 ) -> Result<BenchReport, String> {
-    let dataset = generate(config.scale);
+    let mut dataset = generate(config.scale);
+    if let Some(limit) = config.meetings {
+        dataset.bundles.truncate(limit.max(10));
+        dataset.segments = dataset.bundles.len() * 100;
+    }
     progress(&format!(
         "generated {} meetings; ingesting",
         dataset.bundles.len()
@@ -139,6 +145,7 @@ pub fn run(
             .map_err(|e| e.to_string())?;
     }
 
+    let claims_after_edits = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).map_err(|e| e.to_string())?;
     let samples = config.samples.max(10);
     let targets: Vec<String> = (0..samples)
         .map(|i| {
@@ -275,7 +282,8 @@ pub fn run(
     dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
     dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
     dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
-    let statuses = claims
+    // Statuses after the users' retractions and overrides, before any deletion.
+    let statuses = claims_after_edits
         .iter()
         .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
             *counts

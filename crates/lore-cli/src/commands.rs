@@ -232,6 +232,9 @@ pub enum Command {
         /// Targets measured per operation
         #[arg(long, default_value_t = 300)]
         samples: usize,
+        /// A short smoke run: 150 meetings of the dataset and 30 targets per operation
+        #[arg(long)]
+        quick: bool,
     },
 }
 
@@ -559,7 +562,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             scale,
             backend,
             samples,
-        } => return bench(&cli.db, &backend, scale, samples, cli.json),
+            quick,
+        } => return bench(&cli.db, &backend, scale, samples, quick, cli.json),
         Command::Check => {
             let engine = open_engine(&cli.db)?;
             let mut problems = engine.store().integrity_problems()?;
@@ -870,6 +874,7 @@ fn bench(
     backend: &str,
     scale: usize,
     samples: usize,
+    quick: bool,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if !(1..=1000).contains(&scale) {
@@ -896,7 +901,11 @@ fn bench(
         ))),
     };
     let progress = indicatif::ProgressBar::new_spinner();
-    let config = lore_bench::BenchConfig { scale, samples };
+    let config = lore_bench::BenchConfig {
+        scale,
+        samples: if quick { samples.min(30) } else { samples },
+        meetings: quick.then_some(150),
+    };
     let mut report = lore_bench::run(&engine, &config, |message| {
         progress.set_message(message.to_string())
     })
