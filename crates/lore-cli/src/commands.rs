@@ -221,6 +221,21 @@ pub enum Command {
     Serve(crate::serve::ServeArgs),
     /// Serve MCP over stdin/stdout for --owner (for an AI assistant that starts lore itself)
     Mcp,
+    /// Generate the seed-shaped dataset through the ingest path and measure reads and writes
+    Bench {
+        /// Dataset size: 1 = 1,000 meetings and ~10,000 claims
+        #[arg(long, default_value_t = 1)]
+        scale: usize,
+        /// sqlite (a fresh file in the temp folder) or postgres (the empty database --db names)
+        #[arg(long, default_value = "sqlite")]
+        backend: String,
+        /// Targets measured per operation
+        #[arg(long, default_value_t = 300)]
+        samples: usize,
+        /// A short smoke run: 150 meetings of the dataset and 30 targets per operation
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -543,6 +558,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::Bench {
+            scale,
+            backend,
+            samples,
+            quick,
+        } => return bench(&cli.db, &backend, scale, samples, quick, cli.json),
         Command::Check => {
             let engine = open_engine(&cli.db)?;
             let mut problems = engine.store().integrity_problems()?;
@@ -845,5 +866,64 @@ fn demo(db: &str, owner: &str, examples: Option<PathBuf>, json: bool) -> anyhow:
         }
         crate::output::emit_line!("\nTry: lore --db {db} show alice@northwind.io --history");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench(
+    db: &str,
+    backend: &str,
+    scale: usize,
+    samples: usize,
+    quick: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if !(1..=1000).contains(&scale) {
+        bail!(BadInput("--scale must be between 1 and 1000".into()));
+    }
+    let (engine, file) = match backend {
+        "sqlite" => {
+            let path =
+                std::env::temp_dir().join(format!("lore-bench-{}-{scale}.db", std::process::id()));
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            (
+                Engine::new(Box::new(SqliteStore::open(&path)?)).with_clock(clock()?),
+                Some(path),
+            )
+        }
+        "postgres" if db.starts_with("postgres") => (open_engine(db)?, None),
+        "postgres" => bail!(BadInput(
+            "--backend postgres needs --db postgres://... naming an empty database".into()
+        )),
+        other => bail!(BadInput(format!(
+            "unknown backend '{other}'; use sqlite or postgres"
+        ))),
+    };
+    let progress = indicatif::ProgressBar::new_spinner();
+    let config = lore_bench::BenchConfig {
+        scale,
+        samples: if quick { samples.min(30) } else { samples },
+        meetings: quick.then_some(150),
+    };
+    let mut report = lore_bench::run(&engine, &config, |message| {
+        progress.set_message(message.to_string())
+    })
+    .map_err(|error| anyhow::anyhow!("benchmark failed: {error}"))?;
+    progress.finish_and_clear();
+    if let Some(path) = &file {
+        drop(engine);
+        let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+            + std::fs::metadata(format!("{}-wal", path.display()))
+                .map(|m| m.len())
+                .unwrap_or(0);
+        let claims = report.dataset.get("claims").copied().unwrap_or(1).max(1);
+        report.db_bytes_per_1000_claims = Some(bytes * 1000 / claims);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
+    }
+    output::print_value(json, &report, output::bench_table);
     Ok(ExitCode::SUCCESS)
 }

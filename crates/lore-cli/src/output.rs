@@ -156,6 +156,42 @@ pub fn entity_text(view: &EntityView, history: bool) -> String {
     out.trim_end().to_string()
 }
 
+pub fn bench_table(report: &lore_bench::BenchReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "lore bench: scale {} on {}",
+        report.scale, report.backend
+    );
+    let sizes: Vec<String> = report
+        .dataset
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = writeln!(out, "dataset: {}", sizes.join(", "));
+    let _ = writeln!(
+        out,
+        "\n{:<26} {:>10} {:>10} {:>10} {:>6}",
+        "operation", "p50 µs", "p95 µs", "p99 µs", "n"
+    );
+    for (name, op) in &report.ops {
+        let _ = writeln!(
+            out,
+            "{:<26} {:>10.1} {:>10.1} {:>10.1} {:>6}",
+            name, op.p50_us, op.p95_us, op.p99_us, op.n
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\ningest: {:.0} claims/s, {:.1} meetings/s ({:.1} s)",
+        report.ingest.claims_per_s, report.ingest.meetings_per_s, report.ingest.seconds
+    );
+    if let Some(bytes) = report.db_bytes_per_1000_claims {
+        let _ = writeln!(out, "database size: {bytes} bytes per 1,000 claims");
+    }
+    out.trim_end().to_string()
+}
+
 /// `lore extract`: the run's outcome, or for a dry run every candidate as one JSON line.
 pub fn extract_text(report: &lore_engine::ExtractReport) -> String {
     use lore_engine::ExtractOutcome;

@@ -224,91 +224,28 @@ impl Engine {
     /// Deletes a meeting (by id or external id), note or attachment with the L13 cascade.
     pub fn delete_source(&self, owner: &str, source: SourceRef) -> EngineResult<EditReport> {
         let now = self.now();
-        let (report, released_blobs) = self.write(owner, |tx| {
-            let mut changes = Changes::default();
-            let target = match source {
-                SourceRef::Meeting(id) => {
-                    let meeting = match tx.find_meeting(id)? {
-                        Some(meeting) => meeting,
-                        None => tx.find_meeting_by_external_id(id)?.ok_or_else(|| {
-                            EngineError::NotFound(format!(
-                                "no meeting with id or external id '{id}'"
-                            ))
-                        })?,
-                    };
-                    remove_meeting(tx, &meeting, &mut changes)?;
-                    meeting.id
-                }
-                SourceRef::Note(id) => {
-                    let note = tx
-                        .find_note(id)?
-                        .ok_or_else(|| EngineError::NotFound(format!("no note with id '{id}'")))?;
-                    let evidence = tx.list_evidence_by_source(SourceKind::Note, &note.id)?;
-                    remove_evidence(tx, &evidence, &mut changes)?;
-                    tx.delete_note(&note.id)?;
-                    changes.record(
-                        format!("note:{}", note.id),
-                        serde_json::to_value(&note).ok(),
-                        None,
-                    );
-                    note.id
-                }
-                SourceRef::Attachment(id) => {
-                    let attachment = tx.find_attachment(id)?.ok_or_else(|| {
-                        EngineError::NotFound(format!("no attachment with id '{id}'"))
-                    })?;
-                    let evidence =
-                        tx.list_evidence_by_source(SourceKind::Attachment, &attachment.id)?;
-                    remove_evidence(tx, &evidence, &mut changes)?;
-                    tx.delete_attachment(&attachment.id)?;
-                    changes.released_blobs.insert(attachment.sha256.clone());
-                    changes.record(
-                        format!("attachment:{}", attachment.id),
-                        serde_json::to_value(&attachment).ok(),
-                        None,
-                    );
-                    attachment.id
-                }
-            };
-            let touched_slots = changes.slots.clone();
-            settle(tx, &mut changes, now)?;
-            // Erasure wins over history: rewrite the touched slots' status history from what is left.
-            crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
-            let deleted = changes.changed_claims();
-            let revision = changes.write_revision(
-                tx,
-                RevisionAction::SourceCascadeDelete,
-                &target,
-                None,
-                now,
-            )?;
-            let still_used: Vec<String> = changes
-                .released_blobs
-                .iter()
-                .filter(|sha| {
-                    tx.count_attachments_with_sha256(sha)
-                        .map(|n| n > 0)
-                        .unwrap_or(true)
-                })
-                .cloned()
-                .collect();
-            let released: Vec<String> = changes
-                .released_blobs
-                .iter()
-                .filter(|sha| !still_used.contains(sha))
-                .cloned()
-                .collect();
-            Ok((
-                EditReport {
-                    revision,
-                    claim: None,
-                    deleted,
-                },
-                released,
-            ))
-        })?;
+        let (report, released_blobs) = self.write(owner, |tx| cascade_delete(tx, source, now))?;
         self.release_blobs(owner, &released_blobs);
         Ok(report)
+    }
+
+    /// What deleting a source would remove or change (L13), computed by running the cascade in a
+    /// transaction that is then rolled back. The report's revision id is never written.
+    pub fn preview_delete(&self, owner: &str, source: SourceRef) -> EngineResult<EditReport> {
+        let now = self.now();
+        let mut preview = None;
+        let outcome = self.write(owner, |tx| {
+            let (report, _) = cascade_delete(tx, source, now)?;
+            preview = Some(report);
+            Err::<(), _>(EngineError::RolledBack)
+        });
+        match (outcome, preview) {
+            (Err(EngineError::RolledBack), Some(report)) => Ok(report),
+            (Err(error), _) => Err(error),
+            (Ok(()), _) => Err(EngineError::Internal(
+                "a preview transaction committed".into(),
+            )),
+        }
     }
 
     /// Removes blob files no attachment of any owner uses any more (after the deleting commit).
@@ -360,4 +297,86 @@ impl Engine {
             },
         )
     }
+}
+
+/// The L13 cascade for one source, inside the caller's transaction; returns the report and the blobs
+/// that lost their last attachment.
+fn cascade_delete(
+    tx: &mut dyn lore_store::Tx,
+    source: SourceRef,
+    now: lore_core::Ts,
+) -> EngineResult<(EditReport, Vec<String>)> {
+    let mut changes = Changes::default();
+    let target = match source {
+        SourceRef::Meeting(id) => {
+            let meeting = match tx.find_meeting(id)? {
+                Some(meeting) => meeting,
+                None => tx.find_meeting_by_external_id(id)?.ok_or_else(|| {
+                    EngineError::NotFound(format!("no meeting with id or external id '{id}'"))
+                })?,
+            };
+            remove_meeting(tx, &meeting, &mut changes)?;
+            meeting.id
+        }
+        SourceRef::Note(id) => {
+            let note = tx
+                .find_note(id)?
+                .ok_or_else(|| EngineError::NotFound(format!("no note with id '{id}'")))?;
+            let evidence = tx.list_evidence_by_source(SourceKind::Note, &note.id)?;
+            remove_evidence(tx, &evidence, &mut changes)?;
+            tx.delete_note(&note.id)?;
+            changes.record(
+                format!("note:{}", note.id),
+                serde_json::to_value(&note).ok(),
+                None,
+            );
+            note.id
+        }
+        SourceRef::Attachment(id) => {
+            let attachment = tx
+                .find_attachment(id)?
+                .ok_or_else(|| EngineError::NotFound(format!("no attachment with id '{id}'")))?;
+            let evidence = tx.list_evidence_by_source(SourceKind::Attachment, &attachment.id)?;
+            remove_evidence(tx, &evidence, &mut changes)?;
+            tx.delete_attachment(&attachment.id)?;
+            changes.released_blobs.insert(attachment.sha256.clone());
+            changes.record(
+                format!("attachment:{}", attachment.id),
+                serde_json::to_value(&attachment).ok(),
+                None,
+            );
+            attachment.id
+        }
+    };
+    let touched_slots = changes.slots.clone();
+    settle(tx, &mut changes, now)?;
+    // Erasure wins over history: rewrite the touched slots' status history from what is left.
+    crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
+    let deleted = changes.changed_claims();
+    let revision =
+        changes.write_revision(tx, RevisionAction::SourceCascadeDelete, &target, None, now)?;
+    let still_used: Vec<String> = changes
+        .released_blobs
+        .iter()
+        .filter(|sha| {
+            tx.count_attachments_with_sha256(sha)
+                .map(|n| n > 0)
+                .unwrap_or(true)
+        })
+        .cloned()
+        .collect();
+    let released: Vec<String> = changes
+        .released_blobs
+        .iter()
+        .filter(|sha| !still_used.contains(sha))
+        .cloned()
+        .collect();
+    Ok((
+        EditReport {
+            revision,
+            claim: None,
+            deleted,
+        },
+        released,
+    ))
 }

@@ -16,6 +16,9 @@ pub enum EngineError {
     Store(StoreError),
     #[error("internal error: {0}")]
     Internal(String),
+    /// Used to roll back a transaction on purpose (previews); never reaches a caller.
+    #[error("transaction rolled back")]
+    RolledBack,
     /// Something outside Lore failed (an extractor's endpoint): nothing was written; retrying may help.
     #[error("{0}")]
     Unavailable(String),

@@ -122,6 +122,31 @@ pub struct TaskView {
     pub project: Option<String>,
 }
 
+/// The lean current view: what an entity page shows above the fold.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Projection {
+    pub id: String,
+    pub kind: EntityKind,
+    pub name: String,
+    pub status: EntityStatus,
+    pub attributes: BTreeMap<String, Value>,
+    pub brief: String,
+    pub claims: Vec<ProjectedClaimView>,
+    pub links: Vec<LinkView>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProjectedClaimView {
+    pub id: String,
+    pub predicate: String,
+    pub value: Option<String>,
+    pub object: Option<String>,
+    pub context: Option<String>,
+    pub authority: Authority,
+    pub valid_from: Option<Ts>,
+    pub valid_to: Option<Ts>,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct EntityView {
     pub entity: EntityHeader,
@@ -182,6 +207,53 @@ impl Engine {
                 });
             }
             Ok(rows)
+        })
+    }
+
+    /// The current projection of one entity by id: stored attributes and brief, active claims and
+    /// resource links (the hot read behind entity pages; no evidence).
+    pub fn projection(&self, owner: &str, id: &str) -> EngineResult<Projection> {
+        self.read(owner, |tx| {
+            let entity = tx
+                .find_entity(id)?
+                .ok_or_else(|| crate::EngineError::NotFound(format!("no entity with id '{id}'")))?;
+            let claims = tx
+                .list_claims_by_subject(id)?
+                .into_iter()
+                .filter(|claim| claim.derived.status == ClaimStatus::Active)
+                .map(|claim| ProjectedClaimView {
+                    predicate: claim.predicate,
+                    value: claim.value_text,
+                    object: claim.object_entity,
+                    context: claim.context_entity,
+                    authority: claim.derived.authority,
+                    valid_from: claim.derived.valid_from,
+                    valid_to: claim.derived.valid_to,
+                    id: claim.id,
+                })
+                .collect();
+            let links = tx
+                .list_resource_links_by_entity(id)?
+                .into_iter()
+                .map(|l| LinkView {
+                    url: l.url,
+                    resource_type: l.resource_type,
+                    title: l.title,
+                    ingested_status: l.ingested_status,
+                    external_key: l.external_key,
+                    provenance: l.provenance,
+                })
+                .collect();
+            Ok(Projection {
+                id: entity.id.clone(),
+                kind: entity.kind,
+                name: entity.display_name().to_string(),
+                status: entity.status,
+                attributes: entity.current_attributes,
+                brief: entity.current_brief,
+                claims,
+                links,
+            })
         })
     }
 

@@ -1,0 +1,334 @@
+//! A deterministic synthetic dataset shaped like the seed's: at scale 1, 1,000 meetings of 100
+//! segments, ~2,000 entities with a few hubs, ~10,000 claims (single-valued slots that change over
+//! time, multi-valued memberships, deadlines), ~25,000 evidence rows and ~3,000 resource links.
+
+use serde_json::{json, Value};
+
+/// A small, fast, reproducible generator (PCG-style LCG); the same seed gives the same dataset.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let x = self.0;
+        (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 11
+    }
+
+    pub fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound.max(1) as u64) as usize
+    }
+
+    /// Skewed choice: low indexes are much more likely (a few hubs, a long tail).
+    pub fn skewed(&mut self, bound: usize) -> usize {
+        let uniform = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        ((uniform.powi(3)) * bound as f64) as usize % bound.max(1)
+    }
+}
+
+pub const WORDS: &[&str] = &[
+    "atlas",
+    "roadmap",
+    "latency",
+    "budget",
+    "customer",
+    "pipeline",
+    "search",
+    "index",
+    "migration",
+    "review",
+    "launch",
+    "pricing",
+    "metrics",
+    "design",
+    "rollout",
+    "feedback",
+    "incident",
+    "capacity",
+    "schema",
+    "quarter",
+    "hiring",
+    "contract",
+    "security",
+    "audit",
+    "cache",
+    "vector",
+    "ranking",
+    "onboarding",
+    "renewal",
+    "storage",
+];
+
+/// Meeting `i` starts at `FIRST_MEETING_MS + i * MEETING_SPACING_MS` (2026-01-01, every six hours).
+pub const FIRST_MEETING_MS: i64 = 1_767_225_600_000;
+pub const MEETING_SPACING_MS: i64 = 6 * 3_600_000;
+
+const TITLES: &[&str] = &[
+    "Engineer",
+    "Senior Engineer",
+    "Staff Engineer",
+    "Principal Engineer",
+    "Manager",
+    "Director",
+];
+const CITIES: &[&str] = &[
+    "Lisbon", "Berlin", "Porto", "Madrid", "Paris", "Oslo", "Austin", "Toronto",
+];
+const STATUSES: &[&str] = &[
+    "planning",
+    "in progress",
+    "at risk",
+    "on track",
+    "shipped",
+    "on hold",
+];
+const SKILLS: &[&str] = &[
+    "rust", "sql", "design", "sales", "ml", "ops", "writing", "research",
+];
+
+/// One statement of a fact in a meeting.
+struct Mention {
+    meeting: usize,
+    claim: Value,
+    text: String,
+    speaker: usize,
+}
+
+pub struct Dataset {
+    pub bundles: Vec<String>,
+    pub people: usize,
+    pub companies: usize,
+    pub projects: usize,
+    pub concepts: usize,
+    pub segments: usize,
+}
+
+fn person(index: usize) -> Value {
+    json!({"kind": "person", "name": format!("Person {index}"), "email": format!("person{index}@corp{}.example", index % 97)})
+}
+
+fn company(index: usize) -> Value {
+    json!({"kind": "company", "name": format!("Company {index}"), "domain": format!("company{index}.example")})
+}
+
+fn project(index: usize) -> Value {
+    json!({"kind": "project", "name": format!("Project {index}"), "key": format!("project-{index}")})
+}
+
+fn concept(index: usize) -> Value {
+    json!({"kind": "concept", "name": format!("Concept {index}"), "key": format!("concept-{index}")})
+}
+
+/// Generates the meeting bundles (as JSON text, ingested through the ordinary path) for `scale`.
+pub fn generate(scale: usize) -> Dataset {
+    let scale = scale.max(1);
+    let meetings = 1_000 * scale;
+    let (people, companies, projects, concepts) =
+        (1_000 * scale, 200 * scale, 500 * scale, 300 * scale);
+    let mut rng = Rng::new(42 + scale as u64);
+    let mut mentions: Vec<Mention> = Vec::new();
+
+    // Spreads a fact's statements over meetings inside its window [from, to).
+    // `times` is (at least, plus up to spread - 1 more).
+    let mut state = |rng: &mut Rng,
+                     from: usize,
+                     to: usize,
+                     times: (usize, usize),
+                     claim: Value,
+                     text: String,
+                     speaker: usize| {
+        let width = to.saturating_sub(from).max(1);
+        let count = times.0 + rng.below(times.1);
+        for _ in 0..count {
+            mentions.push(Mention {
+                meeting: from + rng.below(width),
+                claim: claim.clone(),
+                text: text.clone(),
+                speaker,
+            });
+        }
+    };
+
+    for p in 0..people {
+        // Single-valued slots that change over time: each new value supersedes the previous one.
+        for (predicate, values, changes) in [
+            ("has_title", TITLES, 1 + rng.below(4)),
+            ("located_in", CITIES, 1 + rng.below(2)),
+        ] {
+            let start = rng.below(values.len());
+            for step in 0..changes {
+                let value = values[(start + step) % values.len()];
+                let (from, to) = (meetings * step / changes, meetings * (step + 1) / changes);
+                let claim = json!({"subject": person(p), "predicate": predicate, "value": value, "authority": "first_party"});
+                let text = format!("Person {p} here: my {predicate} is {value} now.");
+                state(&mut rng, from, to, (2, 3), claim, text, p);
+            }
+        }
+        let works_at = rng.skewed(companies);
+        let claim = json!({"subject": person(p), "predicate": "works_at", "object": company(works_at), "authority": "first_party"});
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("I work at Company {works_at}."),
+            p,
+        );
+        for _ in 0..2 {
+            let project_index = rng.skewed(projects);
+            let claim = json!({"subject": person(p), "predicate": "contributes_to", "object": project(project_index), "authority": "first_party"});
+            state(
+                &mut rng,
+                0,
+                meetings,
+                (2, 3),
+                claim,
+                format!("I contribute to Project {project_index}."),
+                p,
+            );
+        }
+        let skill = SKILLS[rng.below(SKILLS.len())];
+        let claim = json!({"subject": person(p), "predicate": "has_skill", "value": skill, "authority": "document"});
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("Person {p} is good at {skill}."),
+            (p + 1) % people,
+        );
+        if rng.below(3) == 0 {
+            let concept_index = rng.skewed(concepts);
+            let claim = json!({"subject": person(p), "predicate": "focuses_on_concept", "object": concept(concept_index), "authority": "first_party"});
+            state(
+                &mut rng,
+                0,
+                meetings,
+                (2, 2),
+                claim,
+                format!("I focus on Concept {concept_index}."),
+                p,
+            );
+        }
+    }
+    for j in 0..projects {
+        let changes = 1 + rng.below(3);
+        let start = rng.below(STATUSES.len());
+        for step in 0..changes {
+            let status = STATUSES[(start + step) % STATUSES.len()];
+            let (from, to) = (meetings * step / changes, meetings * (step + 1) / changes);
+            let claim = json!({"subject": project(j), "predicate": "has_status", "value": status, "authority": "first_party"});
+            let lead = rng.below(people);
+            state(
+                &mut rng,
+                from,
+                to,
+                (2, 3),
+                claim,
+                format!("Project {j} is {status}."),
+                lead,
+            );
+        }
+        let lead = rng.skewed(people);
+        let claim = json!({"subject": project(j), "predicate": "led_by_person", "object": person(lead), "authority": "first_party"});
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("Person {lead} leads Project {j}."),
+            lead,
+        );
+        let concept_index = rng.skewed(concepts);
+        let claim = json!({"subject": project(j), "predicate": "relates_to_concept", "object": concept(concept_index), "authority": "document"});
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("Project {j} is about Concept {concept_index}."),
+            lead,
+        );
+        let url = format!("https://github.com/corp/project-{j}");
+        let claim = json!({"subject": project(j), "predicate": "has_link", "value": url, "authority": "document"});
+        state(
+            &mut rng,
+            0,
+            meetings,
+            (2, 2),
+            claim,
+            format!("The repo for Project {j} is {url} ."),
+            lead,
+        );
+    }
+
+    mentions.sort_by_key(|m| m.meeting);
+    let mut bundles = Vec::with_capacity(meetings);
+    let mut cursor = 0;
+    for meeting in 0..meetings {
+        let start = cursor;
+        while cursor < mentions.len() && mentions[cursor].meeting == meeting {
+            cursor += 1;
+        }
+        let statements = &mentions[start..cursor];
+        let mut speakers: Vec<usize> = statements.iter().map(|m| m.speaker).collect();
+        speakers.sort_unstable();
+        speakers.dedup();
+        let participants: Vec<Value> = speakers
+            .iter()
+            .map(|&p| {
+                let mut reference = person(p);
+                reference.as_object_mut().map(|o| o.remove("kind"));
+                json!({"display_name": reference["name"], "email": reference["email"], "speaker_label": format!("P{p}")})
+            })
+            .collect();
+        let mut segments = Vec::with_capacity(100);
+        let mut claims = Vec::new();
+        for index in 0..100 {
+            let (text, speaker) = match statements.get(index) {
+                Some(mention) => (mention.text.clone(), mention.speaker),
+                None => {
+                    let words: Vec<&str> = (0..12).map(|_| WORDS[rng.below(WORDS.len())]).collect();
+                    (words.join(" "), speakers.first().copied().unwrap_or(0))
+                }
+            };
+            segments.push(json!({"id": format!("s{index}"), "start_ms": index * 20_000, "end_ms": index * 20_000 + 15_000,
+                                 "speaker": format!("P{speaker}"), "text": text}));
+        }
+        for (index, mention) in statements.iter().enumerate() {
+            let mut claim = mention.claim.clone();
+            claim["evidence"] = json!({"segment_ids": [format!("s{}", index.min(99))]});
+            if index < 100 {
+                claims.push(claim);
+            }
+        }
+        let links: Vec<Value> = (0..3)
+            .map(|k| json!({"url": format!("https://docs.example/meeting-{meeting}/doc-{k}"), "provenance": "meeting_chat"}))
+            .collect();
+        let started_at = FIRST_MEETING_MS + meeting as i64 * MEETING_SPACING_MS;
+        let bundle = json!({
+            "meeting": {"external_id": format!("bench-{meeting:06}"), "title": format!("Meeting {meeting}"),
+                        "started_at": lore_core::Ts(started_at).to_rfc3339()},
+            "participants": participants, "segments": segments, "claims": claims, "links": links,
+        });
+        bundles.push(bundle.to_string());
+    }
+    Dataset {
+        bundles,
+        people,
+        companies,
+        projects,
+        concepts,
+        segments: meetings * 100,
+    }
+}

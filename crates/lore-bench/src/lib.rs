@@ -1,0 +1,303 @@
+//! `lore bench`: generates the seed-shaped dataset through Lore's own ingest path and measures the
+//! living-knowledge reads and writes (p50/p95/p99 over varied targets after a warm-up).
+
+pub mod dataset;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use lore_engine::{Engine, SourceRef};
+use serde::Serialize;
+
+pub use dataset::{generate, Dataset, Rng};
+
+pub const OWNER: &str = "bench";
+
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub scale: usize,
+    /// Targets measured per operation (after a warm-up of a tenth as many).
+    pub samples: usize,
+    /// Ingest only this many of the dataset's meetings (a smoke run); `None` ingests them all.
+    pub meetings: Option<usize>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OpStats {
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub n: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IngestStats {
+    pub claims_per_s: f64,
+    pub meetings_per_s: f64,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub scale: usize,
+    pub backend: String,
+    pub dataset: BTreeMap<String, u64>,
+    pub ops: BTreeMap<String, OpStats>,
+    pub ingest: IngestStats,
+    pub db_bytes_per_1000_claims: Option<u64>,
+}
+
+/// Percentiles of measured durations, in microseconds.
+pub fn stats(mut samples: Vec<Duration>) -> OpStats {
+    samples.sort_unstable();
+    let n = samples.len();
+    let at = |q: f64| {
+        if n == 0 {
+            return 0.0;
+        }
+        let index = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+        (samples[index].as_nanos() as f64 / 1_000.0 * 10.0).round() / 10.0
+    };
+    OpStats {
+        p50_us: at(0.50),
+        p95_us: at(0.95),
+        p99_us: at(0.99),
+        n,
+    }
+}
+
+/// Times `op` on each target after warming up on a tenth of them; the first failure stops it.
+fn measure<T, E: std::fmt::Display>(
+    targets: &[T],
+    mut op: impl FnMut(&T) -> Result<(), E>,
+) -> Result<OpStats, String> {
+    for target in targets.iter().take(targets.len() / 10 + 1) {
+        op(target).map_err(|e| e.to_string())?;
+    }
+    let mut samples = Vec::with_capacity(targets.len());
+    for target in targets {
+        let started = Instant::now();
+        op(target).map_err(|e| e.to_string())?;
+        samples.push(started.elapsed());
+    }
+    Ok(stats(samples))
+}
+
+/// Ingests the dataset into `engine`, then measures every operation. `progress` hears what is happening.
+pub fn run(
+    engine: &Engine,
+    config: &BenchConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<BenchReport, String> {
+    let mut dataset = generate(config.scale);
+    if let Some(limit) = config.meetings {
+        dataset.bundles.truncate(limit.max(10));
+        dataset.segments = dataset.bundles.len() * 100;
+    }
+    progress(&format!(
+        "generated {} meetings; ingesting",
+        dataset.bundles.len()
+    ));
+    let registry = lore_core::Registry::builtin();
+    let started = Instant::now();
+    let mut candidates = 0usize;
+    let mut halfway = None;
+    for (index, text) in dataset.bundles.iter().enumerate() {
+        if index == dataset.bundles.len() / 2 {
+            halfway = Some(engine.now());
+        }
+        let bundle = lore_ingest::parse_bundle(text, &registry, None).map_err(|e| e.to_string())?;
+        candidates += bundle.claims.as_ref().map_or(0, Vec::len);
+        engine
+            .ingest_bundle(OWNER, &bundle)
+            .map_err(|e| e.to_string())?;
+        if index % 100 == 99 {
+            progress(&format!("ingested {}/{}", index + 1, dataset.bundles.len()));
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let ingest = IngestStats {
+        claims_per_s: (candidates as f64 / seconds).round(),
+        meetings_per_s: (dataset.bundles.len() as f64 / seconds * 10.0).round() / 10.0,
+        seconds: (seconds * 100.0).round() / 100.0,
+    };
+
+    let mut rng = Rng::new(7);
+    let entities = engine.list_entities(OWNER).map_err(|e| e.to_string())?;
+    let claims = engine
+        .read(OWNER, |tx| Ok(tx.list_claims()?))
+        .map_err(|e| e.to_string())?;
+    // Users retract a few claims and correct a few values by hand (2% and ~3% at scale 1).
+    progress("applying retractions and manual overrides");
+    for _ in 0..(claims.len() / 50) {
+        let claim = &claims[rng.below(claims.len())];
+        let _ = engine.retract_claim(OWNER, &claim.id);
+    }
+    let people: Vec<&lore_engine::EntityRow> = entities
+        .iter()
+        .filter(|e| e.kind == lore_core::EntityKind::Person)
+        .collect();
+    for index in 0..(300 * config.scale).min(people.len()) {
+        let person = &people[rng.below(people.len())];
+        let value = format!("Manual City {index}");
+        engine
+            .apply_override(OWNER, &person.id, "located_in", &value)
+            .map_err(|e| e.to_string())?;
+    }
+
+    let claims_after_edits = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).map_err(|e| e.to_string())?;
+    let samples = config.samples.max(10);
+    let targets: Vec<String> = (0..samples)
+        .map(|i| {
+            // Every fifth target is a hub (low index in the skewed generator = many claims).
+            if i % 5 == 0 {
+                entities[rng.below(entities.len().min(20))].id.clone()
+            } else {
+                entities[rng.below(entities.len())].id.clone()
+            }
+        })
+        .collect();
+    let mut ops = BTreeMap::new();
+    progress("measuring the projection");
+    ops.insert(
+        "projection".to_string(),
+        measure(&targets, |id| engine.projection(OWNER, id).map(|_| ()))?,
+    );
+    progress("measuring the graph neighborhood");
+    let unbounded = |hops: u8| lore_engine::GraphOptions {
+        hops,
+        limit: 500,
+        valid_at: None,
+    };
+    let graph_op = |options: lore_engine::GraphOptions| {
+        measure(&targets, |id| engine.graph(OWNER, id, &options).map(|_| ()))
+    };
+    ops.insert("hop1".to_string(), graph_op(unbounded(1))?);
+    ops.insert("hop2".to_string(), graph_op(unbounded(2))?);
+    ops.insert(
+        "hop2_bounded".to_string(),
+        graph_op(lore_engine::GraphOptions {
+            hops: 2,
+            ..Default::default()
+        })?,
+    );
+
+    progress("measuring full-text search");
+    let words: Vec<String> = (0..samples)
+        .map(|i| dataset::WORDS[i % dataset::WORDS.len()].to_string())
+        .collect();
+    let phrases: Vec<String> = (0..samples)
+        .map(|i| {
+            format!(
+                "\"{} {}\"",
+                dataset::WORDS[i % dataset::WORDS.len()],
+                dataset::WORDS[(i * 7 + 3) % dataset::WORDS.len()]
+            )
+        })
+        .collect();
+    let search_op = |queries: &[String]| {
+        measure(queries, |query| {
+            let request = lore_engine::SearchRequest {
+                query: query.clone(),
+                kind: Some("segment".into()),
+                limit: 20,
+                newest_first: false,
+            };
+            engine.search(OWNER, &request).map(|_| ())
+        })
+    };
+    ops.insert("fts_word".to_string(), search_op(&words)?);
+    ops.insert("fts_phrase".to_string(), search_op(&phrases)?);
+
+    progress("measuring time travel");
+    let middle_of_valid_time = lore_core::Ts(
+        dataset::FIRST_MEETING_MS
+            + dataset::MEETING_SPACING_MS * (dataset.bundles.len() as i64 / 2),
+    );
+    ops.insert(
+        "known_at".to_string(),
+        measure(&targets, |id| {
+            let at = lore_engine::TimeTravel {
+                valid_at: None,
+                known_at: halfway,
+            };
+            engine.show_at(OWNER, id, &at).map(|_| ())
+        })?,
+    );
+    ops.insert(
+        "valid_at".to_string(),
+        measure(&targets, |id| {
+            let at = lore_engine::TimeTravel {
+                valid_at: Some(middle_of_valid_time),
+                known_at: None,
+            };
+            engine.show_at(OWNER, id, &at).map(|_| ())
+        })?,
+    );
+
+    progress("measuring deletions");
+    let meetings = engine.list_meetings(OWNER).map_err(|e| e.to_string())?;
+    let victims: Vec<String> = (0..samples.min(meetings.len() / 4))
+        .map(|_| meetings[rng.below(meetings.len())].id.clone())
+        .collect();
+    ops.insert(
+        "cascade_delete_rollback".to_string(),
+        measure(&victims, |id| {
+            engine
+                .preview_delete(OWNER, SourceRef::Meeting(id))
+                .map(|_| ())
+        })?,
+    );
+    // Deleting is destructive: warm up and measure on different meetings, each deleted once.
+    let mut unique = victims.clone();
+    unique.sort();
+    unique.dedup();
+    let warmup = unique.len() / 10 + 1;
+    for id in unique.iter().take(warmup) {
+        engine
+            .delete_source(OWNER, SourceRef::Meeting(id))
+            .map_err(|e| e.to_string())?;
+    }
+    let mut samples = Vec::with_capacity(unique.len());
+    for id in unique.iter().skip(warmup) {
+        let started = Instant::now();
+        engine
+            .delete_source(OWNER, SourceRef::Meeting(id))
+            .map_err(|e| e.to_string())?;
+        samples.push(started.elapsed());
+    }
+    ops.insert("cascade_delete".to_string(), stats(samples));
+
+    let claims_after = engine
+        .read(OWNER, |tx| Ok(tx.list_claims()?.len()))
+        .map_err(|e| e.to_string())?;
+    let evidence_after = engine
+        .read(OWNER, |tx| Ok(tx.list_evidence()?.len()))
+        .map_err(|e| e.to_string())?;
+    let mut dataset_sizes = BTreeMap::new();
+    dataset_sizes.insert("meetings".to_string(), dataset.bundles.len() as u64);
+    dataset_sizes.insert("segments".to_string(), dataset.segments as u64);
+    dataset_sizes.insert("entities".to_string(), entities.len() as u64);
+    dataset_sizes.insert("claims".to_string(), claims.len() as u64);
+    dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
+    dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
+    dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
+    // Statuses after the users' retractions and overrides, before any deletion.
+    let statuses = claims_after_edits
+        .iter()
+        .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
+            *counts
+                .entry(format!("claims_{}", claim.derived.status))
+                .or_default() += 1;
+            counts
+        });
+    dataset_sizes.extend(statuses);
+    Ok(BenchReport {
+        scale: config.scale,
+        backend: engine.store().backend_name().to_string(),
+        dataset: dataset_sizes,
+        ops,
+        ingest,
+        db_bytes_per_1000_claims: None,
+    })
+}
