@@ -22,6 +22,7 @@ mod search;
 mod sources;
 mod temporal;
 mod tokens;
+mod transcripts;
 mod transfer;
 mod undo;
 mod views;
