@@ -37,7 +37,7 @@ pub use curate::{EntitySort, ReviewItem};
 pub use edit::{EditReport, ManualClaim, SourceRef};
 pub use error::EngineError;
 pub use extract::{ExtractOutcome, ExtractReport};
-pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView};
+pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView, MAX_NODES as MAX_GRAPH_NODES};
 pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};

@@ -6,8 +6,7 @@
 use std::sync::Arc;
 
 use lore_engine::{
-    Engine, EngineError, GraphOptions, ManualClaim, Principal, SearchRequest, ShowOptions,
-    TokenScope,
+    Engine, EngineError, ManualClaim, Principal, SearchRequest, ShowOptions, TokenScope,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -360,18 +359,14 @@ fn run_tool(
         }
         "neighborhood" => {
             let args: NeighborhoodArgs = parse_args(arguments)?;
-            let defaults = GraphOptions::default();
             let valid_at = args
                 .valid_at
                 .as_deref()
                 .map(lore_core::Ts::parse)
                 .transpose()
                 .map_err(|error| ToolFailure(format!("valid_at: {error}")))?;
-            let options = GraphOptions {
-                hops: args.hops.unwrap_or(defaults.hops),
-                limit: args.limit.unwrap_or(defaults.limit),
-                valid_at,
-            };
+            let options = crate::rest_knowledge::graph_options(args.hops, args.limit, valid_at)
+                .map_err(ToolFailure)?;
             let graph = engine.graph(owner, &args.entity, &options)?;
             let text = crate::text::graph_text(&graph);
             Ok((to_value(&graph), text))

@@ -203,17 +203,43 @@ pub async fn neighborhood(
     ApiPath(entity): ApiPath<String>,
     ApiQuery(query): ApiQuery<NeighborhoodQuery>,
 ) -> Result<Response, ApiError> {
-    let defaults = GraphOptions::default();
-    let options = GraphOptions {
-        hops: query.hops.unwrap_or(defaults.hops),
-        limit: query.limit.unwrap_or(defaults.limit),
-        valid_at: parse_instant("valid_at", query.valid_at.as_deref())?,
-    };
+    let options = graph_options(
+        query.hops,
+        query.limit,
+        parse_instant("valid_at", query.valid_at.as_deref())?,
+    )
+    .map_err(ApiError::bad_request)?;
     let graph = blocking(&state, move |engine| {
         engine.graph(&principal.owner, &entity, &options)
     })
     .await?;
     Ok(Json(graph).into_response())
+}
+
+/// The engine's graph options from a request's `hops` and `limit`, checked under those names (the
+/// engine's own messages name the command-line flags).
+pub fn graph_options(
+    hops: Option<u8>,
+    limit: Option<usize>,
+    valid_at: Option<Ts>,
+) -> Result<GraphOptions, String> {
+    let defaults = GraphOptions::default();
+    let hops = hops.unwrap_or(defaults.hops);
+    if !(1..=2).contains(&hops) {
+        return Err(format!("hops must be 1 or 2, not {hops}"));
+    }
+    let limit = limit.unwrap_or(defaults.limit);
+    if !(1..=lore_engine::MAX_GRAPH_NODES).contains(&limit) {
+        return Err(format!(
+            "limit must be between 1 and {}, not {limit}",
+            lore_engine::MAX_GRAPH_NODES
+        ));
+    }
+    Ok(GraphOptions {
+        hops,
+        limit,
+        valid_at,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
