@@ -5,10 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 use lore_engine::{Engine, EngineError, IngestReport};
-use lore_ingest::{
-    is_ami_json, parse_ami, parse_bundle_value, parse_transcript, transcript_bundle,
-    TranscriptFormat, TranscriptMeta,
-};
+use lore_ingest::{is_ami_json, parse_ami, parse_bundle_value, TranscriptFormat, TranscriptMeta};
 
 /// Meeting metadata for transcripts given on the command line (a sidecar's values are overridden).
 #[derive(Args, Debug, Default, Clone)]
@@ -76,8 +73,7 @@ pub fn ingest_file(
             "unknown file type; expected .json, .vtt, .srt or .txt".into(),
         ));
     };
-    let transcript =
-        parse_transcript(format, &read_text()?).map_err(|error| invalid(error.to_string()))?;
+    let text = read_text()?;
     let sidecar_path = sidecar_path(path);
     let sidecar = if sidecar_path.is_file() {
         let text = std::fs::read_to_string(&sidecar_path)
@@ -101,18 +97,15 @@ pub fn ingest_file(
         participants: flags.participants.clone(),
         speakers: flags.speakers.clone(),
     };
-    let document = transcript_bundle(&transcript, &meta).map_err(invalid)?;
-    let bundle = parse_bundle_value(&document, engine.registry(), None)
-        .map_err(|errors| invalid(format!("invalid meeting metadata:\n{errors}")))?;
+    let (bundle, diagnostics) =
+        engine
+            .transcript_to_bundle(format, &text, &meta)
+            .map_err(|error| match error {
+                EngineError::Invalid(message) => invalid(message),
+                other => other,
+            })?;
     let mut report = engine.ingest_bundle(owner, &bundle)?;
-    if !transcript.diagnostics.is_empty() {
-        report.diagnostics.push(format!(
-            "{} {} line(s) skipped or repaired, first: {}",
-            transcript.diagnostics.len(),
-            format.as_str(),
-            transcript.diagnostics[0]
-        ));
-    }
+    report.diagnostics.extend(diagnostics);
     Ok(report)
 }
 

@@ -11,6 +11,7 @@ mod error;
 pub mod mcp;
 mod metrics;
 pub mod rest;
+mod rest_knowledge;
 mod text;
 
 use std::net::SocketAddr;

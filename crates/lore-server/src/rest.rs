@@ -9,7 +9,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use lore_core::Ts;
-use lore_engine::{Engine, EngineResult, ManualClaim, Principal, ShowOptions, SourceRef};
+use lore_engine::{
+    Engine, EngineResult, ManualClaim, Principal, ShowOptions, SourceRef, TimeTravel,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -18,6 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::{ApiError, ErrorBody};
+use crate::rest_knowledge::parse_instant;
 use crate::AppState;
 
 /// Largest page a list endpoint returns.
@@ -51,7 +54,7 @@ impl Modify for BearerSecurity {
 
 /// Every REST route with its documentation.
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let router = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(list_meetings, ingest_bundle))
         .routes(routes!(get_meeting, delete_meeting))
         .routes(routes!(meeting_transcript))
@@ -69,7 +72,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(retract_claim))
         .routes(routes!(list_suggestions))
         .routes(routes!(list_deadlines))
-        .routes(routes!(list_tasks))
+        .routes(routes!(list_tasks));
+    crate::rest_knowledge::add_routes(router)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,7 +144,7 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for ApiPath
 }
 
 /// Runs a synchronous engine call off the async runtime.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&Engine) -> EngineResult<T> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -682,11 +686,16 @@ async fn list_entities(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ShowQuery {
-    /// Also list provisional claims.
+    /// Also list provisional claims (not with valid_at or known_at).
     include_provisional: Option<bool>,
+    /// What was true at this instant, by what Lore knows now (RFC 3339 or YYYY-MM-DD).
+    valid_at: Option<String>,
+    /// What Lore believed at this instant (RFC 3339 or YYYY-MM-DD).
+    known_at: Option<String>,
 }
 
-/// The current view of an entity: the same JSON as `lore show --json`.
+/// The current view of an entity: the same JSON as `lore show --json`; with `valid_at` and/or
+/// `known_at`, the view at those instants (`lore show --valid-at/--known-at --json`).
 #[utoipa::path(get, path = "/api/v1/entities/{entity}", tag = "entities",
     params(("entity" = String, Path, description = "An id, an email, kind:key (project:atlas) or an unambiguous name"), ShowQuery),
     responses((status = 200, body = EntityViewDoc), (status = 400, body = ErrorBody),
@@ -697,6 +706,22 @@ async fn get_entity(
     ApiPath(entity): ApiPath<String>,
     ApiQuery(query): ApiQuery<ShowQuery>,
 ) -> Result<Response, ApiError> {
+    if query.valid_at.is_some() || query.known_at.is_some() {
+        if query.include_provisional.is_some() {
+            return Err(ApiError::bad_request(
+                "include_provisional does not combine with valid_at or known_at",
+            ));
+        }
+        let at = TimeTravel {
+            valid_at: parse_instant("valid_at", query.valid_at.as_deref())?,
+            known_at: parse_instant("known_at", query.known_at.as_deref())?,
+        };
+        let view = blocking(&state, move |engine| {
+            engine.show_at(&principal.owner, &entity, &at)
+        })
+        .await?;
+        return Ok(Json(view).into_response());
+    }
     let options = ShowOptions {
         history: false,
         include_provisional: query.include_provisional.unwrap_or(false),

@@ -1,7 +1,7 @@
 //! Readable renderings of engine views for MCP results (the structured JSON rides beside them):
 //! facts with their verbatim quotes, meeting titles and `mm:ss` offsets, so a model can cite them.
 
-use lore_engine::{ClaimView, DeadlineRow, EntityView, TaskRow, Transcript};
+use lore_engine::{ClaimView, DeadlineRow, EntityView, GraphView, SearchHit, TaskRow, Transcript};
 
 fn claim_value(claim: &ClaimView) -> String {
     match (&claim.object, &claim.value) {
@@ -149,6 +149,80 @@ pub fn transcript_text(transcript: &Transcript) -> String {
             segment.speaker.as_deref().unwrap_or("unknown"),
             segment.text
         ));
+    }
+    lines.join("\n")
+}
+
+pub fn search_text(hits: &[SearchHit]) -> String {
+    if hits.is_empty() {
+        return "No matches.".to_string();
+    }
+    hits.iter()
+        .map(|hit| {
+            let mut line = format!("- {} {} ({})", hit.kind, hit.title, hit.id);
+            if let Some(status) = hit.status {
+                line.push_str(&format!(" [{}]", status.as_str()));
+            }
+            if let Some(entity) = &hit.entity {
+                line.push_str(&format!(" about {} ({})", entity.name, entity.id));
+            }
+            if let Some(meeting) = &hit.meeting {
+                line.push_str(&format!(
+                    " in \"{}\" (meeting {})",
+                    meeting.title, meeting.id
+                ));
+            }
+            if let Some(offset) = &hit.offset {
+                line.push_str(&format!(" at {offset}"));
+            }
+            line.push_str(&format!("\n    {}", hit.snippet));
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn graph_text(graph: &GraphView) -> String {
+    let name_of = |id: &str| {
+        graph
+            .nodes
+            .iter()
+            .find(|node| node.id == id)
+            .map(|node| node.name.clone())
+            .unwrap_or_else(|| id.to_string())
+    };
+    let mut lines = vec![format!("Neighborhood of {}:", name_of(&graph.center))];
+    for node in graph.nodes.iter().filter(|node| node.id != graph.center) {
+        lines.push(format!(
+            "- {} {} ({}), hop {}",
+            node.kind, node.name, node.id, node.hop
+        ));
+    }
+    if graph.edges.is_empty() {
+        lines.push("No connections.".to_string());
+    } else {
+        lines.push("Connections:".to_string());
+    }
+    for edge in &graph.edges {
+        let mut line = format!(
+            "- {} --{}--> {}",
+            name_of(&edge.from),
+            edge.predicate,
+            name_of(&edge.to)
+        );
+        if let Some(label) = &edge.label {
+            line.push_str(&format!(" ({label})"));
+        }
+        if let Some(status) = &edge.status {
+            line.push_str(&format!(" [{status}]"));
+        }
+        if let Some(claim) = &edge.claim {
+            line.push_str(&format!(" claim {claim}"));
+        }
+        lines.push(line);
+    }
+    if graph.truncated {
+        lines.push("(truncated: raise limit or lower hops for the rest)".to_string());
     }
     lines.join("\n")
 }

@@ -31,7 +31,20 @@ fn unknown_ids() -> OwnerIds {
         project: "e_11111111111111111111111111111111".into(),
         claim: "c_00000000000000000000000000000000".into(),
         segment: "s1".into(),
+        evidence: "v_00000000000000000000000000000000".into(),
+        revision: "r_00000000000000000000000000000000".into(),
+        suggestion: "s_0000000000000000".into(),
     }
+}
+
+/// A's own person, for probes that pair A's entity with one of B's.
+fn a_person() -> String {
+    format!("{CANARY_A}-person@{CANARY_A}.test")
+}
+
+/// Routes that create A's own meeting under an external id B also uses: probed after all others.
+fn creates_meeting(method: &str, path: &str) -> bool {
+    method == "POST" && (path == "/api/v1/meetings" || path == "/api/v1/transcripts")
 }
 
 /// One request: method, uri, body.
@@ -96,27 +109,113 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
             )]
         }
         ("GET", "/api/v1/entities") => vec![call("/api/v1/entities?limit=500".into(), None)],
-        ("GET", "/api/v1/entities/{entity}") | ("GET", "/api/v1/entities/{entity}/history") => {
-            let suffix = if path.ends_with("/history") {
-                "/history"
-            } else {
-                ""
+        ("GET", "/api/v1/entities/{entity}")
+        | ("GET", "/api/v1/entities/{entity}/history")
+        | ("GET", "/api/v1/entities/{entity}/neighborhood") => {
+            let queries: &[&str] = match path.rsplit('/').next().unwrap() {
+                "history" => &["/history"],
+                "neighborhood" => &[
+                    "/neighborhood",
+                    "/neighborhood?hops=2&limit=500",
+                    "/neighborhood?valid_at=2026-11-15",
+                ],
+                _ => &[
+                    "",
+                    "?include_provisional=true",
+                    "?valid_at=2026-11-15",
+                    "?known_at=2026-11-29T00:00:00Z&valid_at=2026-11-02",
+                ],
             };
-            [
+            let mut calls = Vec::new();
+            for entity in [
                 &ids.person,
                 &ids.project,
                 &ids.person_email,
                 &ids.person_name,
-            ]
-            .iter()
-            .map(|entity| {
-                call(
-                    format!("/api/v1/entities/{}{suffix}", entity.replace(' ', "%20")),
-                    None,
-                )
-            })
-            .collect()
+            ] {
+                for query in queries {
+                    calls.push(call(
+                        format!("/api/v1/entities/{}{query}", entity.replace(' ', "%20")),
+                        None,
+                    ));
+                }
+            }
+            calls
         }
+        ("POST", "/api/v1/entities/{entity}/merge") => vec![
+            call(
+                format!("/api/v1/entities/{}/merge", ids.person),
+                Some(json!({"entity": a_person()})),
+            ),
+            call(
+                format!("/api/v1/entities/{}/merge", a_person()),
+                Some(json!({"entity": ids.person})),
+            ),
+            call(
+                format!("/api/v1/entities/{}/merge", a_person()),
+                Some(json!({"entity": ids.person_email})),
+            ),
+        ],
+        ("POST", "/api/v1/entities/{entity}/split") => vec![
+            call(
+                format!("/api/v1/entities/{}/split", ids.person),
+                Some(json!({"meetings": [ids.meeting]})),
+            ),
+            call(
+                format!("/api/v1/entities/{}/split", ids.person_email),
+                Some(json!({"evidence": [ids.evidence]})),
+            ),
+            call(
+                format!("/api/v1/entities/{}/split", a_person()),
+                Some(json!({"evidence": [ids.evidence]})),
+            ),
+            call(
+                format!("/api/v1/entities/{}/split", a_person()),
+                Some(json!({"meetings": [ids.meeting]})),
+            ),
+        ],
+        ("POST", "/api/v1/revisions/{revision}/undo") => vec![call(
+            format!("/api/v1/revisions/{}/undo", ids.revision),
+            None,
+        )],
+        ("POST", "/api/v1/suggestions/{suggestion}/accept")
+        | ("POST", "/api/v1/suggestions/{suggestion}/reject") => {
+            let verb = path.rsplit('/').next().unwrap();
+            vec![call(
+                format!("/api/v1/suggestions/{}/{verb}", ids.suggestion),
+                None,
+            )]
+        }
+        ("GET", "/api/v1/search") => [
+            format!("q={CANARY_B}"),
+            format!("q=%22{CANARY_B}%20Person%22&kind=entity"),
+            format!("q={CANARY_B}*&newest=true&limit=200"),
+            format!("q={CANARY_B}&kind=segment"),
+            format!("q={CANARY_B}&kind=note"),
+            format!("q={CANARY_B}%20chief&kind=claim"),
+        ]
+        .into_iter()
+        .map(|query| call(format!("/api/v1/search?{query}"), None))
+        .collect(),
+        ("POST", "/api/v1/transcripts") => vec![
+            call(
+                "/api/v1/transcripts".into(),
+                Some(json!({
+                    "format": "vtt",
+                    "text": format!("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v {CANARY_A} Person>I am now {CANARY_A} lead.\n"),
+                    "meeting": {"external_id": ids.external_id, "started_at": "2026-11-02T10:00:00Z",
+                                "title": format!("{CANARY_A} transcript")},
+                    "participants": [{"display_name": format!("{CANARY_A} Person"), "email": ids.person_email}]
+                })),
+            ),
+            call(
+                "/api/v1/transcripts".into(),
+                Some(json!({
+                    "format": "txt", "text": "Someone: hello", "owner": "owner-b",
+                    "meeting": {"external_id": ids.external_id, "started_at": "2026-11-02"}
+                })),
+            ),
+        ],
         ("POST", "/api/v1/claims") | ("POST", "/api/v1/claims/override") => vec![
             call(path.to_string(), Some(claim_body(&ids.person))),
             call(path.to_string(), Some(claim_body(&ids.person_email))),
@@ -171,6 +270,16 @@ fn tool_cases(name: &str, ids: &OwnerIds) -> Option<Vec<Value>> {
             json!({"entity": ids.person_email, "predicate": "has_title", "value": "x"}),
         ],
         "retract_claim" => vec![json!({"claim": ids.claim})],
+        "search" => vec![
+            json!({"query": CANARY_B}),
+            json!({"query": format!("\"{CANARY_B} Person\""), "kind": "entity"}),
+            json!({"query": format!("{CANARY_B}*"), "newest_first": true, "limit": 200}),
+            json!({"query": format!("{CANARY_B} note"), "kind": "note"}),
+        ],
+        "neighborhood" => entities
+            .iter()
+            .map(|e| json!({"entity": e, "hops": 2, "limit": 500}))
+            .collect(),
         _ => return None,
     };
     Some(cases)
@@ -240,6 +349,9 @@ fn normalize(text: &str, ids: &OwnerIds) -> String {
         (&ids.person_name, "<name>"),
         (&ids.project, "<project>"),
         (&ids.claim, "<claim>"),
+        (&ids.evidence, "<evidence>"),
+        (&ids.revision, "<revision>"),
+        (&ids.suggestion, "<suggestion>"),
     ] {
         text = text.replace(value.as_str(), kind);
     }
@@ -297,7 +409,7 @@ fn every_route_and_tool_has_a_case() {
         "tools without an isolation case: {missing_tools:?}"
     );
     assert!(
-        openapi_routes().len() >= 18,
+        openapi_routes().len() >= 26,
         "the route list is read from the router"
     );
 }
@@ -307,7 +419,8 @@ async fn owner_a_never_sees_owner_b() {
     let fixture = fixture();
     let engine = fixture.engine.clone();
     let a_ids = seed_owner(&engine, "owner-a", CANARY_A);
-    let b_ids = seed_owner(&engine, "owner-b", CANARY_B);
+    let mut b_ids = seed_owner(&engine, "owner-b", CANARY_B);
+    seed_review_work(&engine, "owner-b", CANARY_B, &mut b_ids);
     let token_a = token(&engine, "owner-a", TokenScope::Write);
     let unknown = unknown_ids();
     let b_state_before = lore_engine::state_dump(&engine, "owner-b").unwrap();
@@ -323,14 +436,16 @@ async fn owner_a_never_sees_owner_b() {
     .await;
     assert!(own.body.contains(CANARY_A), "{}", own.body);
 
-    // Ingesting a bundle that reuses B's external id gives A a meeting of its own under the same
-    // (hash-derived) id, so that case runs last, after every probe of B's ids.
+    // Ingesting a bundle or transcript that reuses B's external id gives A a meeting of its own
+    // under the same (hash-derived) id, so those cases run last, after every probe of B's ids.
     let mut routes = openapi_routes();
-    routes.sort_by_key(|(method, path)| method == "POST" && path == "/api/v1/meetings");
+    routes.sort_by_key(|(method, path)| creates_meeting(method, path));
     let mut probed = BTreeSet::new();
-    for (index, (method, path)) in routes.iter().enumerate() {
-        if index == routes.len() - 1 {
+    let mut mcp_probed = false;
+    for (method, path) in routes.iter() {
+        if creates_meeting(method, path) && !mcp_probed {
             mcp_probes(&fixture, &token_a, &b_ids, &unknown).await;
+            mcp_probed = true;
         }
         let b_cases = rest_cases(method, path, &b_ids).unwrap();
         let unknown_cases = rest_cases(method, path, &unknown).unwrap();
@@ -356,6 +471,8 @@ async fn owner_a_never_sees_owner_b() {
                 || uri.contains(&b_ids.note)
                 || uri.contains(&b_ids.attachment)
                 || uri.contains(&b_ids.claim)
+                || uri.contains(&b_ids.revision)
+                || uri.contains(&b_ids.suggestion)
                 || uri.contains("/entities/")
                 || body.as_ref().is_some_and(|b| b.get("entity").is_some())
             {
@@ -377,6 +494,7 @@ async fn owner_a_never_sees_owner_b() {
             probed.insert(format!("{method} {path}"));
         }
     }
+    assert!(mcp_probed);
     assert_eq!(probed.len(), openapi_routes().len());
 
     // Nothing A did changed B's data.

@@ -19,6 +19,8 @@ async fn write_tools_exist_only_for_write_tokens() {
     let mut reader = McpSession::open(&fixture.router, &read).await;
     let names = reader.tool_names().await;
     for tool in [
+        "search",
+        "neighborhood",
         "get_entity",
         "entity_history",
         "list_deadlines",
@@ -197,4 +199,132 @@ async fn bad_tool_calls_are_readable_errors() {
         not_found.to_string().contains("no entity matches"),
         "{not_found}"
     );
+}
+
+#[tokio::test]
+async fn search_and_neighborhood_serve_read_tokens() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let mut session = McpSession::open(&fixture.router, &read).await;
+
+    let found = session
+        .call("search", json!({"query": "zzalice launch", "limit": 5}))
+        .await;
+    let found = &found["result"];
+    assert_eq!(found["isError"], false, "{found}");
+    let expected = fixture
+        .engine
+        .search(
+            "alice",
+            &lore_engine::SearchRequest {
+                query: "zzalice launch".into(),
+                kind: None,
+                limit: 5,
+                newest_first: false,
+            },
+        )
+        .unwrap();
+    assert!(!expected.is_empty());
+    assert_eq!(
+        found["structuredContent"]["hits"],
+        serde_json::to_value(&expected).unwrap()
+    );
+    let text = found["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("[launch]"), "{text}");
+    assert!(text.contains("zzalice title meeting"), "{text}");
+
+    let segments = session
+        .call(
+            "search",
+            json!({"query": "zzalice", "kind": "segment", "newest_first": true}),
+        )
+        .await;
+    let hits = segments["result"]["structuredContent"]["hits"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!hits.is_empty(), "{segments}");
+    assert!(hits.iter().all(|hit| hit["kind"] == "segment"), "{hits:?}");
+    assert!(segments["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains(" at 00:00"));
+
+    let graph = session
+        .call(
+            "neighborhood",
+            json!({"entity": ids.person_email, "hops": 2}),
+        )
+        .await;
+    let graph = &graph["result"];
+    assert_eq!(graph["isError"], false, "{graph}");
+    let expected = fixture
+        .engine
+        .graph(
+            "alice",
+            &ids.person,
+            &lore_engine::GraphOptions {
+                hops: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        graph["structuredContent"],
+        serde_json::to_value(&expected).unwrap()
+    );
+    let text = graph["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Neighborhood of zzalice Person:"),
+        "{text}"
+    );
+    assert!(text.contains("zzalice title meeting"), "{text}");
+
+    for (tool, arguments, message) in [
+        (
+            "search",
+            json!({"query": "x", "kind": "meeting"}),
+            "unknown search kind",
+        ),
+        (
+            "search",
+            json!({"query": "x", "limit": 0}),
+            "limit must be between 1 and 200",
+        ),
+        ("search", json!({"query": "\"open"}), "invalid search query"),
+        (
+            "neighborhood",
+            json!({"entity": ids.person, "hops": 3}),
+            "hops must be 1 or 2, not 3",
+        ),
+        (
+            "neighborhood",
+            json!({"entity": ids.person, "limit": 501}),
+            "limit must be between 1 and 500",
+        ),
+        (
+            "neighborhood",
+            json!({"entity": ids.person, "valid_at": "soon"}),
+            "valid_at",
+        ),
+        (
+            "neighborhood",
+            json!({"entity": "nobody@nowhere.test"}),
+            "nobody@nowhere.test",
+        ),
+    ] {
+        let reply = session.call(tool, arguments.clone()).await;
+        assert_eq!(
+            reply["result"]["isError"], true,
+            "{tool} {arguments}: {reply}"
+        );
+        assert!(
+            reply["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(message),
+            "{tool} {arguments}: {reply}"
+        );
+    }
 }

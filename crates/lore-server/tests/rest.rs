@@ -647,3 +647,529 @@ async fn public_endpoints_describe_the_server() {
         "raw paths stay out of metric labels"
     );
 }
+
+fn value_of<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap()
+}
+
+#[tokio::test]
+async fn search_answers_like_the_engine_and_checks_its_input() {
+    let fixture = fixture();
+    seed_owner(&fixture.engine, "alice", "zzalice");
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let reply = send(
+        &fixture.router,
+        "GET",
+        "/api/v1/search?q=zzalice",
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let request = lore_engine::SearchRequest {
+        query: "zzalice".into(),
+        kind: None,
+        limit: 20,
+        newest_first: false,
+    };
+    let hits = fixture.engine.search("alice", &request).unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(reply.json(), json!({"items": value_of(&hits)}));
+
+    let notes = send(
+        &fixture.router,
+        "GET",
+        "/api/v1/search?q=zzalice&kind=note&newest=true&limit=5",
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(notes.status, 200, "{}", notes.body);
+    let items = notes.json()["items"].as_array().unwrap().clone();
+    assert!(!items.is_empty());
+    assert!(items.iter().all(|hit| hit["kind"] == "note"), "{items:?}");
+
+    for (query, message) in [
+        ("q=zzalice&limit=0", "limit must be between 1 and 200"),
+        ("q=zzalice&limit=201", "limit must be between 1 and 200"),
+        ("q=zzalice&kind=meeting", "kind"),
+        ("q=%22unclosed", "invalid search query"),
+        ("kind=note", "q"),
+    ] {
+        let reply = send(
+            &fixture.router,
+            "GET",
+            &format!("/api/v1/search?{query}"),
+            Some(&read),
+            None,
+        )
+        .await;
+        assert_eq!(reply.status, 400, "{query}: {}", reply.body);
+        assert_eq!(reply.json()["error"]["code"], "bad_request");
+        assert!(
+            reply.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(message),
+            "{query}: {}",
+            reply.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn neighborhood_is_the_engine_graph() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let reply = send(
+        &fixture.router,
+        "GET",
+        &format!(
+            "/api/v1/entities/{}/neighborhood?hops=2&limit=100",
+            ids.person_email
+        ),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let graph = fixture
+        .engine
+        .graph(
+            "alice",
+            &ids.person,
+            &lore_engine::GraphOptions {
+                hops: 2,
+                limit: 100,
+                valid_at: None,
+            },
+        )
+        .unwrap();
+    assert_eq!(reply.json(), value_of(&graph));
+    assert_eq!(graph.center, ids.person);
+    assert!(
+        graph.nodes.iter().any(|node| node.id == ids.meeting),
+        "{graph:?}"
+    );
+
+    let past = send(
+        &fixture.router,
+        "GET",
+        &format!(
+            "/api/v1/entities/{}/neighborhood?valid_at=2026-11-02",
+            ids.person
+        ),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(past.status, 200, "{}", past.body);
+
+    for (uri, status) in [
+        (
+            format!("/api/v1/entities/{}/neighborhood?hops=3", ids.person),
+            400,
+        ),
+        (
+            format!("/api/v1/entities/{}/neighborhood?limit=0", ids.person),
+            400,
+        ),
+        (
+            format!("/api/v1/entities/{}/neighborhood?valid_at=soon", ids.person),
+            400,
+        ),
+        (
+            "/api/v1/entities/nobody@nowhere.test/neighborhood".into(),
+            404,
+        ),
+    ] {
+        let reply = send(&fixture.router, "GET", &uri, Some(&read), None).await;
+        assert_eq!(reply.status, status, "{uri}: {}", reply.body);
+    }
+}
+
+#[tokio::test]
+async fn the_entity_view_travels_in_valid_and_known_time() {
+    // The first meeting is recorded on 2026-11-10, the manual title and the conflict at NOW.
+    let dir = tempfile::tempdir().unwrap();
+    let mut ids = seed_owner(
+        &engine_at(dir.path(), "2026-11-10T00:00:00Z"),
+        "alice",
+        "zzalice",
+    );
+    let engine = std::sync::Arc::new(engine_at(dir.path(), NOW));
+    let router = lore_server::app(engine.clone(), test_config()).router;
+    let fixture = Fixture {
+        engine,
+        router,
+        _dir: dir,
+    };
+    seed_review_work(&fixture.engine, "alice", "zzalice", &mut ids);
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let entity = |query: &str| format!("/api/v1/entities/{}{query}", ids.person_email);
+
+    let now = send(&fixture.router, "GET", &entity(""), Some(&read), None).await;
+    assert!(now.body.contains("zzalice manual title"), "{}", now.body);
+
+    // What Lore believed on 2026-11-15: the title from the first meeting, before the manual one.
+    let at = lore_engine::TimeTravel {
+        valid_at: None,
+        known_at: Some(lore_core::Ts::parse("2026-11-15").unwrap()),
+    };
+    let believed = send(
+        &fixture.router,
+        "GET",
+        &entity("?known_at=2026-11-15"),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(believed.status, 200, "{}", believed.body);
+    assert_eq!(
+        believed.json(),
+        value_of(
+            &fixture
+                .engine
+                .show_at("alice", &ids.person_email, &at)
+                .unwrap()
+        )
+    );
+    assert!(believed.body.contains("zzalice chief"), "{}", believed.body);
+    assert!(!believed.body.contains("manual title"), "{}", believed.body);
+
+    let at = lore_engine::TimeTravel {
+        valid_at: Some(lore_core::Ts::parse("2026-11-02").unwrap()),
+        known_at: Some(lore_core::Ts::parse("2026-11-29T12:00:00Z").unwrap()),
+    };
+    let both = send(
+        &fixture.router,
+        "GET",
+        &entity("?valid_at=2026-11-02&known_at=2026-11-29T12:00:00Z"),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(both.status, 200, "{}", both.body);
+    assert!(both.body.contains("zzalice chief"), "{}", both.body);
+    assert_eq!(
+        both.json(),
+        value_of(
+            &fixture
+                .engine
+                .show_at("alice", &ids.person_email, &at)
+                .unwrap()
+        )
+    );
+
+    for query in [
+        "?valid_at=yesterday",
+        "?known_at=2026-13-01",
+        "?valid_at=2026-11-02&include_provisional=true",
+    ] {
+        let reply = send(&fixture.router, "GET", &entity(query), Some(&read), None).await;
+        assert_eq!(reply.status, 400, "{query}: {}", reply.body);
+        assert_eq!(reply.json()["error"]["code"], "bad_request");
+    }
+}
+
+#[tokio::test]
+async fn merge_split_and_undo_go_through_the_engine() {
+    let fixture = fixture();
+    let alice = seed_owner(&fixture.engine, "alice", "zzalice");
+    let bob = seed_owner(&fixture.engine, "alice", "zzbob");
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let merge_uri = format!("/api/v1/entities/{}/merge", alice.person_email);
+
+    let refused = send(
+        &fixture.router,
+        "POST",
+        &merge_uri,
+        Some(&read),
+        Some(json!({"entity": bob.person_email})),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+
+    let merged = send(
+        &fixture.router,
+        "POST",
+        &merge_uri,
+        Some(&write),
+        Some(json!({"entity": bob.person_email})),
+    )
+    .await;
+    assert_eq!(merged.status, 200, "{}", merged.body);
+    let report = merged.json();
+    assert_eq!(report["entity"], alice.person);
+    assert_eq!(report["other"], bob.person);
+    let shown = fixture
+        .engine
+        .show("alice", &bob.person_email, &ShowOptions::default())
+        .unwrap();
+    assert_eq!(shown.entity.id, alice.person, "bob's email now names alice");
+    assert_eq!(
+        lore_engine::check_invariants(&fixture.engine, "alice").unwrap(),
+        Vec::<String>::new()
+    );
+
+    let again = send(
+        &fixture.router,
+        "POST",
+        &merge_uri,
+        Some(&write),
+        Some(json!({"entity": bob.person_email})),
+    )
+    .await;
+    assert_eq!(again.status, 400, "{}", again.body);
+
+    let undone = send(
+        &fixture.router,
+        "POST",
+        &format!(
+            "/api/v1/revisions/{}/undo",
+            report["revision"].as_str().unwrap()
+        ),
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(undone.status, 200, "{}", undone.body);
+    let shown = fixture
+        .engine
+        .show("alice", &bob.person_email, &ShowOptions::default())
+        .unwrap();
+    assert_eq!(shown.entity.id, bob.person, "the undo restored bob");
+
+    let split_uri = format!("/api/v1/entities/{}/split", alice.person);
+    for body in [
+        json!({}),
+        json!({"evidence": []}),
+        json!({"evidence": ["x"], "meetings": ["y"]}),
+    ] {
+        let reply = send(
+            &fixture.router,
+            "POST",
+            &split_uri,
+            Some(&write),
+            Some(body),
+        )
+        .await;
+        assert_eq!(reply.status, 400, "{}", reply.body);
+    }
+    let view = fixture
+        .engine
+        .show("alice", &alice.person, &ShowOptions::default())
+        .unwrap();
+    let evidence = view.claims[0].evidence[0].id.clone();
+    let split = send(
+        &fixture.router,
+        "POST",
+        &split_uri,
+        Some(&write),
+        Some(json!({"evidence": [evidence]})),
+    )
+    .await;
+    assert_eq!(split.status, 200, "{}", split.body);
+    let split = split.json();
+    assert_eq!(split["entity"], alice.person);
+    assert!(split["claims_moved"].as_u64().unwrap() >= 1, "{split}");
+    let new_entity = split["other"].as_str().unwrap();
+    assert!(fixture
+        .engine
+        .show("alice", new_entity, &ShowOptions::default())
+        .is_ok());
+
+    let by_meeting = send(
+        &fixture.router,
+        "POST",
+        &format!("/api/v1/entities/{}/split", bob.person),
+        Some(&write),
+        Some(json!({"meetings": [bob.external_id]})),
+    )
+    .await;
+    assert_eq!(by_meeting.status, 200, "{}", by_meeting.body);
+    assert_eq!(
+        lore_engine::check_invariants(&fixture.engine, "alice").unwrap(),
+        Vec::<String>::new()
+    );
+
+    let unknown = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/revisions/r_00000000000000000000000000000000/undo",
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+}
+
+#[tokio::test]
+async fn review_queue_entries_are_accepted_and_rejected() {
+    for (verb, title, status) in [
+        ("accept", "zzalice director", "accepted"),
+        ("reject", "zzalice manual title", "rejected"),
+    ] {
+        let fixture = fixture();
+        let mut ids = seed_owner(&fixture.engine, "alice", "zzalice");
+        seed_review_work(&fixture.engine, "alice", "zzalice", &mut ids);
+        let write = token(&fixture.engine, "alice", TokenScope::Write);
+        let uri = format!("/api/v1/suggestions/{}/{verb}", ids.suggestion);
+        let reply = send(&fixture.router, "POST", &uri, Some(&write), None).await;
+        assert_eq!(reply.status, 200, "{verb}: {}", reply.body);
+        assert!(reply.json()["revision"].is_string(), "{}", reply.body);
+        let suggestion = fixture
+            .engine
+            .list_suggestions("alice")
+            .unwrap()
+            .into_iter()
+            .find(|s| s.id == ids.suggestion)
+            .unwrap();
+        assert_eq!(suggestion.status.as_str(), status);
+        let view = fixture
+            .engine
+            .show("alice", &ids.person_email, &ShowOptions::default())
+            .unwrap();
+        let current = view
+            .claims
+            .iter()
+            .find(|c| c.predicate == "has_title")
+            .and_then(|c| c.value.clone());
+        assert_eq!(current.as_deref(), Some(title), "{verb}");
+
+        let twice = send(&fixture.router, "POST", &uri, Some(&write), None).await;
+        assert!(
+            twice.status.is_client_error(),
+            "{verb} twice: {}",
+            twice.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn transcripts_are_ingested_with_their_metadata() {
+    let fixture = fixture();
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let upload = json!({
+        "format": "vtt",
+        "text": "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Alice Chen>We ship Atlas next week.\n\n00:01:05.000 --> 00:01:08.000\n<v Bob>Sounds good.\n",
+        "meeting": {"external_id": "standup-1", "title": "Standup", "started_at": "2026-11-20T09:00:00Z"},
+        "participants": [{"display_name": "Alice Chen", "email": "alice@acme.test"}],
+    });
+    let refused = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/transcripts",
+        Some(&read),
+        Some(upload.clone()),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+
+    let reply = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/transcripts",
+        Some(&write),
+        Some(upload.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_eq!(reply.json()["outcome"], "created");
+    assert_eq!(reply.json()["external_id"], "standup-1");
+    let transcript = fixture
+        .engine
+        .meeting_transcript("alice", "standup-1")
+        .unwrap();
+    assert_eq!(transcript.title, "Standup");
+    assert_eq!(transcript.segments.len(), 2);
+    assert_eq!(transcript.segments[1].offset, "01:05");
+    let detail = fixture.engine.get_meeting("alice", "standup-1").unwrap();
+    assert!(
+        value_of(&detail).to_string().contains("alice@acme.test"),
+        "{detail:?}"
+    );
+
+    let again = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/transcripts",
+        Some(&write),
+        Some(upload.clone()),
+    )
+    .await;
+    assert_eq!(again.json()["outcome"], "unchanged", "{}", again.body);
+
+    // Without an external id, one is derived from the text; SRT and plain text are read too.
+    let srt = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/transcripts",
+        Some(&write),
+        Some(json!({
+            "format": "srt",
+            "text": "1\n00:00:01,000 --> 00:00:03,000\nCarol: Hello there.\n",
+            "meeting": {"started_at": "2026-11-21"},
+            "speakers": {},
+        })),
+    )
+    .await;
+    assert_eq!(srt.status, 201, "{}", srt.body);
+    assert!(srt.json()["external_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("transcript-"));
+    let txt = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/transcripts",
+        Some(&write),
+        Some(json!({
+            "format": "txt",
+            "text": "Dana: first line\nEli: second line\n",
+            "meeting": {"external_id": "plain-1", "started_at": "2026-11-22"},
+            "participants": [{"display_name": "Dana", "email": "dana@acme.test"}],
+            "speakers": {"Eli": "dana@acme.test"},
+        })),
+    )
+    .await;
+    assert_eq!(txt.status, 201, "{}", txt.body);
+
+    for (body, status) in [
+        (
+            json!({"format": "vtt", "text": "not a transcript", "meeting": {"started_at": "2026-11-20"}}),
+            400,
+        ),
+        (
+            json!({"format": "vtt", "text": upload["text"], "meeting": {"title": "no start"}}),
+            400,
+        ),
+        (
+            json!({"format": "doc", "text": "x", "meeting": {"started_at": "2026-11-20"}}),
+            422,
+        ),
+        (
+            json!({"format": "txt", "text": "A: b", "meeting": {"started_at": "2026-11-20"}, "owner": "bob"}),
+            422,
+        ),
+        (
+            json!({"format": "txt", "text": "A: b", "meeting": {"started_at": "2026-11-20", "owner": "bob"}}),
+            400,
+        ),
+    ] {
+        let reply = send(
+            &fixture.router,
+            "POST",
+            "/api/v1/transcripts",
+            Some(&write),
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(reply.status, status, "{body}: {}", reply.body);
+        assert!(reply.json()["error"]["message"].is_string());
+    }
+    assert!(fixture.engine.list_meetings("bob").unwrap().is_empty());
+}

@@ -92,6 +92,10 @@ pub struct OwnerIds {
     pub project: String,
     pub claim: String,
     pub segment: String,
+    /// Filled by [`seed_review_work`].
+    pub evidence: String,
+    pub revision: String,
+    pub suggestion: String,
 }
 
 /// Ingests the canary bundle for `owner`, adds an attachment, and returns the ids.
@@ -131,7 +135,47 @@ pub fn seed_owner(engine: &Engine, owner: &str, canary: &str) -> OwnerIds {
         project: project.entity.id.clone(),
         claim: person.claims[0].id.clone(),
         segment: "s1".into(),
+        ..OwnerIds::default()
     }
+}
+
+/// Gives `owner` a review-queue entry (a manual title, then a meeting after it contradicting it: a
+/// claim conflict, L6) and fills `ids` with it, the later meeting's revision and an evidence id.
+pub fn seed_review_work(engine: &Engine, owner: &str, canary: &str, ids: &mut OwnerIds) {
+    engine
+        .override_claim(
+            owner,
+            &lore_engine::ManualClaim {
+                entity: ids.person_email.clone(),
+                predicate: "has_title".into(),
+                value: Some(format!("{canary} manual title")),
+                object: None,
+                context: None,
+                due_at: None,
+            },
+        )
+        .expect("manual title");
+    let mut later = canary_bundle(canary);
+    later["meeting"]["external_id"] = json!(format!("{canary}-meeting-2"));
+    later["meeting"]["started_at"] = json!("2026-11-29T12:10:00Z");
+    later["meeting"]["ended_at"] = json!("2026-11-29T12:40:00Z");
+    later["segments"][0]["text"] = json!(format!("I am now {canary} director at the company."));
+    later["claims"][0]["value"] = json!(format!("{canary} director"));
+    later["claims"][0]["evidence"]["quote"] = json!(format!("I am now {canary} director"));
+    let report = engine
+        .ingest_bundle_json(owner, &later.to_string())
+        .expect("later bundle ingests");
+    let suggestions = engine.list_suggestions(owner).unwrap();
+    let suggestion = suggestions
+        .iter()
+        .find(|s| s.kind == "claim_conflict")
+        .unwrap_or_else(|| panic!("a claim conflict: {suggestions:?}"));
+    let person = engine
+        .show(owner, &ids.person_email, &ShowOptions::default())
+        .unwrap();
+    ids.suggestion = suggestion.id.clone();
+    ids.revision = report.revision;
+    ids.evidence = person.claims[0].evidence[0].id.clone();
 }
 
 pub struct Reply {
