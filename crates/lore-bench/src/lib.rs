@@ -145,7 +145,9 @@ pub fn run(
             .map_err(|e| e.to_string())?;
     }
 
-    let claims_after_edits = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).map_err(|e| e.to_string())?;
+    let claims_after_edits = engine
+        .read(OWNER, |tx| Ok(tx.list_claims()?))
+        .map_err(|e| e.to_string())?;
     let samples = config.samples.max(10);
     let targets: Vec<String> = (0..samples)
         .map(|i| {
@@ -283,14 +285,15 @@ pub fn run(
     dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
     dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
     // Statuses after the users' retractions and overrides, before any deletion.
-    let statuses = claims_after_edits
-        .iter()
-        .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
-            *counts
-                .entry(format!("claims_{}", claim.derived.status))
-                .or_default() += 1;
-            counts
-        });
+    let statuses =
+        claims_after_edits
+            .iter()
+            .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
+                *counts
+                    .entry(format!("claims_{}", claim.derived.status))
+                    .or_default() += 1;
+                counts
+            });
     dataset_sizes.extend(statuses);
     Ok(BenchReport {
         scale: config.scale,
