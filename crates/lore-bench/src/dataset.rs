@@ -12,7 +12,7 @@ impl Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -22,12 +22,12 @@ impl Rng {
     }
 
     pub fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
+        (self.next_u64() % bound.max(1) as u64) as usize
     }
 
     /// Skewed choice: low indexes are much more likely (a few hubs, a long tail).
     pub fn skewed(&mut self, bound: usize) -> usize {
-        let uniform = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let uniform = (self.next_u64() % 1_000_000) as f64 / 1_000_000.0;
         ((uniform.powi(3)) * bound as f64) as usize % bound.max(1)
     }
 }

@@ -34,7 +34,7 @@ fn load_bundle(k: usize) -> Value {
         .collect();
     json!({
         "meeting": {"external_id": format!("load-{k:03}"), "title": format!("Load {k}"),
-                    "started_at": format!("2026-{:02}-{:02}T10:00:00Z", 1 + k / 28, 1 + k % 28)},
+                    "started_at": format!("{}-{:02}-{:02}T10:00:00Z", 2026 + k / 336, 1 + (k / 28) % 12, 1 + k % 28)},
         "participants": people, "segments": segments, "claims": claims,
     })
 }
@@ -59,45 +59,54 @@ fn assert_check_passes(lore: &Lore, db: &Path) {
 #[test]
 fn backup_during_a_concurrent_ingest_restores_to_a_consistent_database() {
     let lore = Lore::new();
-    let folder = lore.path().join("load");
-    std::fs::create_dir_all(&folder).unwrap();
-    for k in 0..LOAD_MEETINGS {
-        std::fs::write(
-            folder.join(format!("m{k:03}.json")),
-            serde_json::to_vec(&load_bundle(k)).unwrap(),
-        )
-        .unwrap();
-    }
     lore.run(&["init"]).success();
-    let mut ingest = lore
-        .command()
-        .args(["ingest", folder.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn lore ingest");
-
-    // Back up over and over while the other process writes.
+    // Back up over and over while another process ingests. How long an ingest takes against one
+    // backup depends on the machine's load, so rounds of fresh meetings continue until some backup
+    // has overlapped an ingest (bounded: every round adds meetings, so ingests only get longer).
     let mut backups = Vec::new();
     let mut during_ingest = 0;
-    loop {
-        let running_before = ingest.try_wait().unwrap().is_none();
-        let file = lore.path().join(format!("backup-{}.db", backups.len()));
-        let run = lore
-            .run(&["backup", file.to_str().unwrap(), "--json"])
-            .success();
-        assert_eq!(run.json()["integrity"], "ok");
-        let running_after = ingest.try_wait().unwrap().is_none();
-        if running_before && running_after {
-            during_ingest += 1;
-        }
-        backups.push(file);
-        if !running_after {
+    let mut meetings = 0;
+    for round in 0..6 {
+        if during_ingest > 0 {
             break;
         }
+        let folder = lore.path().join(format!("load-{round}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let batch = LOAD_MEETINGS << round;
+        for k in meetings..meetings + batch {
+            std::fs::write(
+                folder.join(format!("m{k:04}.json")),
+                serde_json::to_vec(&load_bundle(k)).unwrap(),
+            )
+            .unwrap();
+        }
+        meetings += batch;
+        let mut ingest = lore
+            .command()
+            .args(["ingest", folder.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn lore ingest");
+        loop {
+            let running_before = ingest.try_wait().unwrap().is_none();
+            let file = lore.path().join(format!("backup-{}.db", backups.len()));
+            let run = lore
+                .run(&["backup", file.to_str().unwrap(), "--json"])
+                .success();
+            assert_eq!(run.json()["integrity"], "ok");
+            let running_after = ingest.try_wait().unwrap().is_none();
+            if running_before && running_after {
+                during_ingest += 1;
+            }
+            backups.push(file);
+            if !running_after {
+                break;
+            }
+        }
+        assert!(ingest.wait().unwrap().success());
     }
-    assert!(ingest.wait().unwrap().success());
     let last = lore.path().join("backup-last.db");
     lore.run(&["backup", last.to_str().unwrap()]).success();
     backups.push(last);
@@ -120,7 +129,7 @@ fn backup_during_a_concurrent_ingest_restores_to_a_consistent_database() {
     let last = lore
         .path()
         .join(format!("restored-{}.db", backups.len() - 1));
-    assert_eq!(assert_whole_meetings(&lore, &last), LOAD_MEETINGS);
+    assert_eq!(assert_whole_meetings(&lore, &last), meetings);
 
     // Restoring over the live database works once nobody has it open.
     lore.run(&["restore", backups[0].to_str().unwrap()])
