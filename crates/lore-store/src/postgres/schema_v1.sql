@@ -399,6 +399,11 @@ DECLARE
     changed RECORD;
 BEGIN
     IF TG_OP = 'INSERT' THEN changed := NEW; ELSE changed := OLD; END IF;
+    -- A name the entity has from another meeting too leaves its search text as it was.
+    IF EXISTS (SELECT 1 FROM entity_aliases WHERE owner = changed.owner AND entity = changed.entity
+               AND alias = changed.alias AND meeting <> changed.meeting) THEN
+        RETURN changed;
+    END IF;
     UPDATE search_docs SET body = lore_entity_search_body(changed.owner, changed.entity)
     WHERE owner = changed.owner AND kind = 'entity' AND ref = changed.entity
       AND EXISTS (SELECT 1 FROM entities WHERE owner = changed.owner AND id = changed.entity);

@@ -372,23 +372,29 @@ CREATE TRIGGER search_entities_ai AFTER INSERT ON entities BEGIN
     VALUES (new.owner, 'entity', new.id, NULL, NULL, new.first_observed_at, 'o' || hex(new.owner) || ' kentity',
             coalesce(new.manual_name, new.canonical_name));
 END;
-CREATE TRIGGER search_entities_au AFTER UPDATE OF canonical_name, manual_name ON entities BEGIN
+CREATE TRIGGER search_entities_au AFTER UPDATE OF canonical_name, manual_name ON entities
+    WHEN old.canonical_name IS NOT new.canonical_name OR old.manual_name IS NOT new.manual_name BEGIN
     UPDATE search_docs SET body = coalesce(new.manual_name, new.canonical_name) || coalesce(' · ' ||
             (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = new.owner AND entity = new.id
              AND alias <> coalesce(new.manual_name, new.canonical_name)), '')
     WHERE owner = new.owner AND kind = 'entity' AND ref = new.id;
 END;
 -- Newest-first search orders by `at`: an entity's and a claim's latest observation.
-CREATE TRIGGER search_entities_observed AFTER UPDATE OF last_observed_at ON entities BEGIN
+CREATE TRIGGER search_entities_observed AFTER UPDATE OF last_observed_at ON entities
+    WHEN old.last_observed_at IS NOT new.last_observed_at BEGIN
     UPDATE search_docs SET at = new.last_observed_at WHERE owner = new.owner AND kind = 'entity' AND ref = new.id;
 END;
-CREATE TRIGGER search_claims_observed AFTER UPDATE OF last_observed_at ON claims BEGIN
+CREATE TRIGGER search_claims_observed AFTER UPDATE OF last_observed_at ON claims
+    WHEN old.last_observed_at IS NOT new.last_observed_at BEGIN
     UPDATE search_docs SET at = new.last_observed_at WHERE owner = new.owner AND kind = 'claim' AND ref = new.id;
 END;
 CREATE TRIGGER search_entities_ad AFTER DELETE ON entities BEGIN
     DELETE FROM search_docs WHERE owner = old.owner AND kind = 'entity' AND ref = old.id;
 END;
-CREATE TRIGGER search_aliases_ai AFTER INSERT ON entity_aliases BEGIN
+-- A name the entity already had (from another meeting) leaves its search text as it was.
+CREATE TRIGGER search_aliases_ai AFTER INSERT ON entity_aliases
+    WHEN NOT EXISTS (SELECT 1 FROM entity_aliases WHERE owner = new.owner AND entity = new.entity
+                     AND alias = new.alias AND meeting <> new.meeting) BEGIN
     UPDATE search_docs SET body = (SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' ||
             (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = new.owner AND entity = new.entity
              AND alias <> coalesce(e.manual_name, e.canonical_name)), '')
@@ -396,7 +402,9 @@ CREATE TRIGGER search_aliases_ai AFTER INSERT ON entity_aliases BEGIN
     WHERE owner = new.owner AND kind = 'entity' AND ref = new.entity
       AND EXISTS (SELECT 1 FROM entities WHERE owner = new.owner AND id = new.entity);
 END;
-CREATE TRIGGER search_aliases_ad AFTER DELETE ON entity_aliases BEGIN
+CREATE TRIGGER search_aliases_ad AFTER DELETE ON entity_aliases
+    WHEN NOT EXISTS (SELECT 1 FROM entity_aliases WHERE owner = old.owner AND entity = old.entity
+                     AND alias = old.alias) BEGIN
     UPDATE search_docs SET body = (SELECT coalesce(e.manual_name, e.canonical_name) || coalesce(' · ' ||
             (SELECT group_concat(DISTINCT alias) FROM entity_aliases WHERE owner = old.owner AND entity = old.entity
              AND alias <> coalesce(e.manual_name, e.canonical_name)), '')
