@@ -21,6 +21,9 @@ const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
 
 pub struct SqliteStore {
     connection: Mutex<Connection>,
+    /// A second, read-only connection for `read` (file databases only): reads need no toggling of
+    /// `query_only` and do not wait for the writer (WAL readers see the last committed snapshot).
+    reader: Option<Mutex<Connection>>,
     blob_dir: PathBuf,
 }
 
@@ -41,7 +44,17 @@ impl SqliteStore {
         let connection = Connection::open(path).map_err(backend)?;
         let mut blob_dir = path.as_os_str().to_owned();
         blob_dir.push(".blobs");
-        SqliteStore::setup(connection, PathBuf::from(blob_dir), true)
+        let mut store = SqliteStore::setup(connection, PathBuf::from(blob_dir), true)?;
+        let reader = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(backend)?;
+        reader
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(backend)?;
+        store.reader = Some(Mutex::new(reader));
+        Ok(store)
     }
 
     /// A private in-memory database (tests, benchmarks), with blobs in `blob_dir`.
@@ -70,6 +83,7 @@ impl SqliteStore {
         migrate(&mut connection)?;
         Ok(SqliteStore {
             connection: Mutex::new(connection),
+            reader: None,
             blob_dir,
         })
     }
@@ -231,6 +245,20 @@ impl SqliteStore {
         commit: bool,
         work: &mut TxWork<'_>,
     ) -> StoreResult<()> {
+        if let (false, Some(reader)) = (commit, &self.reader) {
+            let mut connection = reader
+                .lock()
+                .map_err(|_| StoreError::Backend("database connection poisoned".into()))?;
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(backend)?;
+            let mut tx = SqliteTx {
+                connection: &transaction,
+                owner,
+            };
+            work(&mut tx)?;
+            return transaction.rollback().map_err(backend);
+        }
         let mut connection = self.lock()?;
         if !commit {
             connection
