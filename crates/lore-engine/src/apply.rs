@@ -281,18 +281,15 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
 
 /// What an entity's derived fields should be, computed from its aliases and claims alone.
 pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> {
-    let aliases = tx.list_aliases(&entity.id)?;
+    let alias_bounds = tx.find_alias_bounds(&entity.id)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
-    if let Some(first) = aliases
-        .iter()
-        .min_by(|a, b| (a.observed_at, &a.alias).cmp(&(b.observed_at, &b.alias)))
-    {
-        rebuilt.canonical_name = first.alias.clone();
+    if let Some((first_alias, _, _)) = &alias_bounds {
+        rebuilt.canonical_name = first_alias.clone();
     }
-    let observed = aliases
+    let observed = alias_bounds
         .iter()
-        .map(|alias| alias.observed_at)
+        .flat_map(|(_, first, last)| [*first, *last])
         .chain(claims.iter().filter_map(|c| c.derived.first_observed_at))
         .chain(claims.iter().filter_map(|c| c.derived.last_observed_at));
     let (mut first, mut last) = (None::<Ts>, None::<Ts>);

@@ -275,4 +275,9 @@ pub trait Tx {
     fn upsert_task_decision(&mut self, task: &str, status: TaskStatus) -> StoreResult<()>;
     fn find_task_decision(&mut self, task: &str) -> StoreResult<Option<TaskStatus>>;
     fn delete_task_decision(&mut self, task: &str) -> StoreResult<()>;
+
+    // Entity rebuilds.
+    /// The entity's earliest name (by observation time, then text) with the first and last times it
+    /// was named; `None` when it has no names. Read through an index, whatever the number of names.
+    fn find_alias_bounds(&mut self, entity: &str) -> StoreResult<Option<(String, Ts, Ts)>>;
 }

@@ -1498,4 +1498,25 @@ impl Tx for PgTx<'_, '_> {
         )
         .map(|_| ())
     }
+
+    fn find_alias_bounds(&mut self, entity: &str) -> StoreResult<Option<(String, Ts, Ts)>> {
+        let owner = self.owner.clone();
+        let first = self.one(
+            "SELECT alias, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2 \
+             ORDER BY observed_at, alias COLLATE \"C\" LIMIT 1",
+            &[&owner, &entity],
+            alias_first_row,
+        )?;
+        let Some((alias, first_at)) = first else {
+            return Ok(None);
+        };
+        let last_at = self
+            .one(
+                "SELECT max(observed_at) FROM entity_aliases WHERE owner = ?1 AND entity = ?2",
+                &[&owner, &entity],
+                first_int,
+            )?
+            .unwrap_or(first_at);
+        Ok(Some((alias, Ts(first_at), Ts(last_at))))
+    }
 }

@@ -364,3 +364,7 @@ pub fn api_token_row(row: &Row) -> StoreResult<crate::ApiToken> {
         expires_at: optional_ts(row, 6)?,
     })
 }
+
+pub fn alias_first_row(row: &Row) -> StoreResult<(String, i64)> {
+    Ok((text(row, 0)?, int(row, 1)?))
+}

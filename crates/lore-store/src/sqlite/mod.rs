@@ -1582,6 +1582,26 @@ impl Tx for SqliteTx<'_> {
     fn list_tasks_by_assignee(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
         self.read_tasks_by_assignee(entity)
     }
+
+    fn find_alias_bounds(&mut self, entity: &str) -> StoreResult<Option<(String, Ts, Ts)>> {
+        let first: Option<(String, i64)> = self.one(
+            "SELECT alias, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2 \
+             ORDER BY observed_at, alias LIMIT 1",
+            params![self.owner, entity],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        let Some((alias, first_at)) = first else {
+            return Ok(None);
+        };
+        let last_at: i64 = self
+            .one(
+                "SELECT max(observed_at) FROM entity_aliases WHERE owner = ?1 AND entity = ?2",
+                params![self.owner, entity],
+                |row| row.get(0),
+            )?
+            .unwrap_or(first_at);
+        Ok(Some((alias, Ts(first_at), Ts(last_at))))
+    }
 }
 
 fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {

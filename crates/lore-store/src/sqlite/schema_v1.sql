@@ -449,3 +449,7 @@ CREATE TABLE api_tokens (
     expires_at INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX api_tokens_by_owner ON api_tokens (owner);
+
+-- Entity rebuilds read an entity's earliest name and its first and last naming through this index,
+-- whatever the number of names (a hub is named in hundreds of meetings).
+CREATE INDEX entity_aliases_by_time ON entity_aliases (owner, entity, observed_at, alias);
