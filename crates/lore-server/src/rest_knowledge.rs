@@ -36,6 +36,7 @@ pub fn add_routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
         .routes(routes!(accept_suggestion))
         .routes(routes!(reject_suggestion))
         .routes(routes!(ingest_transcript))
+        .routes(routes!(ingest_transcript_file))
 }
 
 /// Parses an optional instant named `name` (RFC 3339 or YYYY-MM-DD).
@@ -441,6 +442,115 @@ pub async fn ingest_transcript(
     axum::extract::State(state): axum::extract::State<AppState>,
     Extension(principal): Extension<Principal>,
     ApiJson(upload): ApiJson<TranscriptUpload>,
+) -> Result<Response, ApiError> {
+    ingest_upload(state, principal, upload).await
+}
+
+/// A transcript file sent as `multipart/form-data`: the file itself, and its metadata.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct TranscriptFileForm {
+    /// The transcript file (`.vtt`, `.srt` or `.txt`); its name's extension gives the format unless
+    /// a `format` part is sent.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// `vtt`, `srt` or `txt`; default: from the file name.
+    format: Option<String>,
+    /// JSON: `{"meeting": {...}, "participants": [...], "speakers": {...}}`, as in the JSON upload.
+    #[schema(value_type = Object)]
+    metadata: Value,
+}
+
+/// Ingests a transcript file sent as `multipart/form-data` (parts `file`, `metadata`, optional
+/// `format`), exactly as the JSON upload does.
+#[utoipa::path(post, path = "/api/v1/transcripts/file", tag = "meetings",
+    request_body(content = TranscriptFileForm, content_type = "multipart/form-data"),
+    responses((status = 201, description = "Ingested (or unchanged when sent again)", body = IngestReportDoc),
+               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+               (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
+               (status = 415, body = ErrorBody)))]
+pub async fn ingest_transcript_file(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    Extension(principal): Extension<Principal>,
+    request: axum::extract::Request,
+) -> Result<Response, ApiError> {
+    use axum::extract::FromRequest;
+    let mut multipart = axum::extract::Multipart::from_request(request, &state)
+        .await
+        .map_err(|rejection| {
+            ApiError::new(
+                rejection.status(),
+                crate::error::code_for(rejection.status()),
+                rejection.body_text(),
+            )
+        })?;
+    let bad = |message: String| ApiError::bad_request(message);
+    let (mut text, mut file_name, mut format, mut metadata) = (None, None, None, None);
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| bad(format!("invalid multipart body: {e}")))?
+    {
+        match field.name().unwrap_or_default() {
+            "file" => {
+                file_name = field.file_name().map(str::to_string);
+                let bytes = field.bytes().await.map_err(|e| bad(format!("file: {e}")))?;
+                text = Some(
+                    String::from_utf8(bytes.to_vec())
+                        .map_err(|_| bad("file: not UTF-8 text".into()))?,
+                );
+            }
+            "format" => {
+                format = Some(
+                    field
+                        .text()
+                        .await
+                        .map_err(|e| bad(format!("format: {e}")))?,
+                )
+            }
+            "metadata" => {
+                let raw = field
+                    .text()
+                    .await
+                    .map_err(|e| bad(format!("metadata: {e}")))?;
+                metadata = Some(
+                    serde_json::from_str::<Map<String, Value>>(&raw)
+                        .map_err(|e| bad(format!("metadata: not a JSON object: {e}")))?,
+                );
+            }
+            other => {
+                return Err(bad(format!(
+                    "unknown part '{other}'; send file, metadata and optionally format"
+                )))
+            }
+        }
+    }
+    let text = text.ok_or_else(|| bad("the 'file' part is required".into()))?;
+    let mut metadata = metadata.ok_or_else(|| bad("the 'metadata' part is required".into()))?;
+    let format = format
+        .or_else(|| {
+            file_name
+                .as_deref()
+                .and_then(|n| n.rsplit_once('.'))
+                .map(|(_, ext)| ext.to_lowercase())
+        })
+        .ok_or_else(|| {
+            bad(
+                "say the format: a 'format' part, or a file name ending in .vtt, .srt or .txt"
+                    .into(),
+            )
+        })?;
+    metadata.insert("format".into(), Value::String(format));
+    metadata.insert("text".into(), Value::String(text));
+    let upload: TranscriptUpload = serde_json::from_value(Value::Object(metadata))
+        .map_err(|e| bad(format!("metadata: {e}")))?;
+    ingest_upload(state, principal, upload).await
+}
+
+async fn ingest_upload(
+    state: AppState,
+    principal: Principal,
+    upload: TranscriptUpload,
 ) -> Result<Response, ApiError> {
     let format = match upload.format {
         TranscriptFormatName::Vtt => TranscriptFormat::Vtt,

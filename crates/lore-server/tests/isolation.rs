@@ -216,6 +216,15 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
                 })),
             ),
         ],
+        // A form upload; a JSON body naming B's external id and canaries is refused before anything
+        // is read (the multipart path itself is covered in rest.rs, the owner comes from the token).
+        ("POST", "/api/v1/transcripts/file") => vec![call(
+            "/api/v1/transcripts/file".into(),
+            Some(
+                json!({"metadata": {"meeting": {"external_id": ids.external_id, "started_at": "2026-11-02"}},
+                        "file": format!("Someone: {CANARY_A}")}),
+            ),
+        )],
         ("POST", "/api/v1/claims") | ("POST", "/api/v1/claims/override") => vec![
             call(path.to_string(), Some(claim_body(&ids.person))),
             call(path.to_string(), Some(claim_body(&ids.person_email))),

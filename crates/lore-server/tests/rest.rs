@@ -1173,3 +1173,103 @@ async fn transcripts_are_ingested_with_their_metadata() {
     }
     assert!(fixture.engine.list_meetings("bob").unwrap().is_empty());
 }
+
+/// A `multipart/form-data` body with the given parts `(name, file name, content)`.
+fn multipart_body(parts: &[(&str, Option<&str>, &str)]) -> (String, String) {
+    let boundary = "lore-test-boundary-7f3a";
+    let mut body = String::new();
+    for (name, file_name, content) in parts {
+        body.push_str(&format!("--{boundary}\r\n"));
+        match file_name {
+            Some(file_name) => body.push_str(&format!(
+                "Content-Disposition: form-data; name=\"{name}\"; filename=\"{file_name}\"\r\nContent-Type: text/vtt\r\n\r\n"
+            )),
+            None => body.push_str(&format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n")),
+        }
+        body.push_str(content);
+        body.push_str("\r\n");
+    }
+    body.push_str(&format!("--{boundary}--\r\n"));
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+async fn send_multipart(
+    router: &axum::Router,
+    token: &str,
+    content_type: &str,
+    body: String,
+) -> Reply {
+    use tower::ServiceExt;
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/api/v1/transcripts/file")
+        .header("host", "127.0.0.1:7700")
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", content_type)
+        .body(axum::body::Body::from(body))
+        .unwrap();
+    reply(router.clone().oneshot(request).await.unwrap()).await
+}
+
+#[tokio::test]
+async fn transcript_files_are_ingested_from_multipart_uploads() {
+    let fixture = fixture();
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let vtt = "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Alice Chen>We ship Atlas next week.\n";
+    let metadata = json!({
+        "meeting": {"external_id": "upload-1", "title": "Uploaded standup", "started_at": "2026-11-21T09:00:00Z"},
+        "participants": [{"display_name": "Alice Chen", "email": "alice@acme.test"}],
+    })
+    .to_string();
+    let parts = [
+        ("file", Some("standup.vtt"), vtt),
+        ("metadata", None, metadata.as_str()),
+    ];
+
+    let (content_type, body) = multipart_body(&parts);
+    let refused = send_multipart(&fixture.router, &read, &content_type, body).await;
+    assert_eq!(
+        refused.status, 403,
+        "a read token cannot ingest: {}",
+        refused.body
+    );
+
+    let (content_type, body) = multipart_body(&parts);
+    let reply = send_multipart(&fixture.router, &write, &content_type, body).await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_eq!(reply.json()["external_id"], "upload-1");
+    let transcript = fixture
+        .engine
+        .meeting_transcript("alice", "upload-1")
+        .unwrap();
+    assert_eq!(transcript.title, "Uploaded standup");
+    assert_eq!(transcript.segments.len(), 1);
+
+    // The format comes from the file name unless given; without either it is a clear 400.
+    let (content_type, body) = multipart_body(&[
+        ("file", Some("standup"), vtt),
+        ("metadata", None, metadata.as_str()),
+    ]);
+    let unknown = send_multipart(&fixture.router, &write, &content_type, body).await;
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+    assert!(unknown.body.contains("format"), "{}", unknown.body);
+    let (content_type, body) = multipart_body(&[("metadata", None, metadata.as_str())]);
+    let missing = send_multipart(&fixture.router, &write, &content_type, body).await;
+    assert_eq!(missing.status, 400, "{}", missing.body);
+    assert!(
+        missing.body.contains("'file' part is required"),
+        "{}",
+        missing.body
+    );
+    // A JSON body is not a form upload.
+    let wrong = send(
+        &fixture.router,
+        "POST",
+        "/api/v1/transcripts/file",
+        Some(&write),
+        Some(json!({"text": "x"})),
+    )
+    .await;
+    assert!(wrong.status == 400 || wrong.status == 415, "{}", wrong.body);
+}
