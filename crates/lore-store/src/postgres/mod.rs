@@ -16,7 +16,7 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::sqlite::{
-    CLAIM_COLUMNS, ENTITY_COLUMNS, EVIDENCE_COLUMNS, LINK_COLUMNS, MEETING_COLUMNS,
+    CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS, LINK_COLUMNS, MEETING_COLUMNS,
     REVISION_COLUMNS, SUGGESTION_COLUMNS, TASK_COLUMNS,
 };
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
@@ -335,6 +335,30 @@ struct PgTx<'t, 'c> {
 }
 
 impl PgTx<'_, '_> {
+    /// Inserts a claim row; `conflict` is empty (a duplicate id fails) or `CLAIM_UPSERT`.
+    fn write_claim(&mut self, c: &Claim, conflict: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        let d = &c.derived;
+        self.exec(
+            &[
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26)",
+                conflict
+            ].concat(),
+            &[
+                &owner, &c.id, &c.subject, &c.predicate, &c.object_entity, &c.value_text,
+                &c.value_json.as_ref().map(|v| v.to_string()), &c.value_key, &c.context_entity, &c.cardinality.as_str(),
+                &c.group_key, &millis(c.explicit_valid_from), &millis(c.explicit_valid_to), &millis(c.retracted_at),
+                &c.recorded_at.0, &d.status.as_str(), &d.authority.as_str(), &millis(d.valid_from), &millis(d.valid_to),
+                &millis(d.first_observed_at), &millis(d.last_observed_at), &millis(d.superseded_at), &d.superseded_by,
+                &d.conflict.map(|r| r.as_str()), &d.end_outcome.map(|o| o.as_str()), &to_json(&d.periods),
+            ],
+        )
+        .map(|_| ())
+    }
+
     fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
@@ -759,25 +783,7 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn insert_claim(&mut self, c: &Claim) -> StoreResult<()> {
-        let owner = self.owner.clone();
-        let d = &c.derived;
-        self.exec(
-            sql!(
-                "INSERT INTO claims (owner, ",
-                CLAIM_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
-                 ?21, ?22, ?23, ?24, ?25, ?26)"
-            ),
-            &[
-                &owner, &c.id, &c.subject, &c.predicate, &c.object_entity, &c.value_text,
-                &c.value_json.as_ref().map(|v| v.to_string()), &c.value_key, &c.context_entity, &c.cardinality.as_str(),
-                &c.group_key, &millis(c.explicit_valid_from), &millis(c.explicit_valid_to), &millis(c.retracted_at),
-                &c.recorded_at.0, &d.status.as_str(), &d.authority.as_str(), &millis(d.valid_from), &millis(d.valid_to),
-                &millis(d.first_observed_at), &millis(d.last_observed_at), &millis(d.superseded_at), &d.superseded_by,
-                &d.conflict.map(|r| r.as_str()), &d.end_outcome.map(|o| o.as_str()), &to_json(&d.periods),
-            ],
-        )
-        .map(|_| ())
+        self.write_claim(c, "")
     }
 
     fn find_claim(&mut self, id: &str) -> StoreResult<Option<Claim>> {
@@ -1337,35 +1343,7 @@ impl Tx for PgTx<'_, '_> {
     }
 
     fn upsert_claim(&mut self, c: &Claim) -> StoreResult<()> {
-        let owner = self.owner.clone();
-        let d = &c.derived;
-        self.exec(
-            sql!(
-                "INSERT INTO claims (owner, ",
-                CLAIM_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
-                 ?21, ?22, ?23, ?24, ?25, ?26) ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
-                 predicate = excluded.predicate, object_entity = excluded.object_entity, \
-                 value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
-                 context_entity = excluded.context_entity, cardinality = excluded.cardinality, \
-                 group_key = excluded.group_key, explicit_valid_from = excluded.explicit_valid_from, \
-                 explicit_valid_to = excluded.explicit_valid_to, retracted_at = excluded.retracted_at, \
-                 recorded_at = excluded.recorded_at, status = excluded.status, authority = excluded.authority, \
-                 valid_from = excluded.valid_from, valid_to = excluded.valid_to, \
-                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
-                 superseded_at = excluded.superseded_at, superseded_by = excluded.superseded_by, \
-                 conflict = excluded.conflict, end_outcome = excluded.end_outcome, periods = excluded.periods"
-            ),
-            &[
-                &owner, &c.id, &c.subject, &c.predicate, &c.object_entity, &c.value_text,
-                &c.value_json.as_ref().map(|v| v.to_string()), &c.value_key, &c.context_entity, &c.cardinality.as_str(),
-                &c.group_key, &millis(c.explicit_valid_from), &millis(c.explicit_valid_to), &millis(c.retracted_at),
-                &c.recorded_at.0, &d.status.as_str(), &d.authority.as_str(), &millis(d.valid_from), &millis(d.valid_to),
-                &millis(d.first_observed_at), &millis(d.last_observed_at), &millis(d.superseded_at), &d.superseded_by,
-                &d.conflict.map(|r| r.as_str()), &d.end_outcome.map(|o| o.as_str()), &to_json(&d.periods),
-            ],
-        )
-        .map(|_| ())
+        self.write_claim(c, CLAIM_UPSERT)
     }
 
     fn delete_alias(&mut self, a: &Alias) -> StoreResult<()> {

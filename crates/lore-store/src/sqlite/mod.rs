@@ -448,6 +448,30 @@ struct SqliteTx<'c> {
 }
 
 impl SqliteTx<'_> {
+    /// Inserts a claim row; `conflict` is empty (a duplicate id fails) or [`CLAIM_UPSERT`].
+    fn write_claim(&mut self, c: &Claim, conflict: &str) -> StoreResult<()> {
+        let d = &c.derived;
+        self.exec(
+            &[
+                "INSERT INTO claims (owner, ",
+                CLAIM_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+                 ?21, ?22, ?23, ?24, ?25, ?26)",
+                conflict
+            ].concat(),
+            params![
+                self.owner, c.id, c.subject, c.predicate, c.object_entity, c.value_text,
+                c.value_json.as_ref().map(|v| v.to_string()), c.value_key, c.context_entity, c.cardinality.as_str(),
+                c.group_key, c.explicit_valid_from.map(|t| t.0), c.explicit_valid_to.map(|t| t.0),
+                c.retracted_at.map(|t| t.0), c.recorded_at.0, d.status.as_str(), d.authority.as_str(),
+                d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0),
+                d.last_observed_at.map(|t| t.0), d.superseded_at.map(|t| t.0), d.superseded_by,
+                d.conflict.map(|r| r.as_str()), d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
+            ],
+        )
+        .map(|_| ())
+    }
+
     fn exec<P: Params>(&self, sql: &str, params: P) -> StoreResult<usize> {
         self.connection
             .prepare_cached(sql)
@@ -483,6 +507,17 @@ pub(crate) const MEETING_COLUMNS: &str =
 pub(crate) const ENTITY_COLUMNS: &str = "id, kind, canonical_name, manual_name, normalized_key, emails, domains, external_keys, \
      status, merged_into, do_not_merge_with, manual_attributes, manual_brief, pinned, scope_meeting, \
      first_observed_at, last_observed_at, current_attributes, current_brief";
+pub(crate) const CLAIM_UPSERT: &str = " ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
+     predicate = excluded.predicate, object_entity = excluded.object_entity, \
+     value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
+     context_entity = excluded.context_entity, cardinality = excluded.cardinality, \
+     group_key = excluded.group_key, explicit_valid_from = excluded.explicit_valid_from, \
+     explicit_valid_to = excluded.explicit_valid_to, retracted_at = excluded.retracted_at, \
+     recorded_at = excluded.recorded_at, status = excluded.status, authority = excluded.authority, \
+     valid_from = excluded.valid_from, valid_to = excluded.valid_to, \
+     first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
+     superseded_at = excluded.superseded_at, superseded_by = excluded.superseded_by, \
+     conflict = excluded.conflict, end_outcome = excluded.end_outcome, periods = excluded.periods";
 pub(crate) const CLAIM_COLUMNS: &str = "id, subject, predicate, object_entity, value_text, value_json, value_key, context_entity, \
      cardinality, group_key, explicit_valid_from, explicit_valid_to, retracted_at, recorded_at, status, authority, \
      valid_from, valid_to, first_observed_at, last_observed_at, superseded_at, superseded_by, conflict, end_outcome, periods";
@@ -838,25 +873,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn insert_claim(&mut self, c: &Claim) -> StoreResult<()> {
-        let d = &c.derived;
-        self.exec(
-            sql!(
-                "INSERT INTO claims (owner, ",
-                CLAIM_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
-                 ?21, ?22, ?23, ?24, ?25, ?26)"
-            ),
-            params![
-                self.owner, c.id, c.subject, c.predicate, c.object_entity, c.value_text,
-                c.value_json.as_ref().map(|v| v.to_string()), c.value_key, c.context_entity, c.cardinality.as_str(),
-                c.group_key, c.explicit_valid_from.map(|t| t.0), c.explicit_valid_to.map(|t| t.0),
-                c.retracted_at.map(|t| t.0), c.recorded_at.0, d.status.as_str(), d.authority.as_str(),
-                d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0),
-                d.last_observed_at.map(|t| t.0), d.superseded_at.map(|t| t.0), d.superseded_by,
-                d.conflict.map(|r| r.as_str()), d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
-            ],
-        )
-        .map(|_| ())
+        self.write_claim(c, "")
     }
 
     fn find_claim(&mut self, id: &str) -> StoreResult<Option<Claim>> {
@@ -1338,35 +1355,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn upsert_claim(&mut self, c: &Claim) -> StoreResult<()> {
-        let d = &c.derived;
-        self.exec(
-            sql!(
-                "INSERT INTO claims (owner, ",
-                CLAIM_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
-                 ?21, ?22, ?23, ?24, ?25, ?26) ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
-                 predicate = excluded.predicate, object_entity = excluded.object_entity, \
-                 value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
-                 context_entity = excluded.context_entity, cardinality = excluded.cardinality, \
-                 group_key = excluded.group_key, explicit_valid_from = excluded.explicit_valid_from, \
-                 explicit_valid_to = excluded.explicit_valid_to, retracted_at = excluded.retracted_at, \
-                 recorded_at = excluded.recorded_at, status = excluded.status, authority = excluded.authority, \
-                 valid_from = excluded.valid_from, valid_to = excluded.valid_to, \
-                 first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
-                 superseded_at = excluded.superseded_at, superseded_by = excluded.superseded_by, \
-                 conflict = excluded.conflict, end_outcome = excluded.end_outcome, periods = excluded.periods"
-            ),
-            params![
-                self.owner, c.id, c.subject, c.predicate, c.object_entity, c.value_text,
-                c.value_json.as_ref().map(|v| v.to_string()), c.value_key, c.context_entity, c.cardinality.as_str(),
-                c.group_key, c.explicit_valid_from.map(|t| t.0), c.explicit_valid_to.map(|t| t.0),
-                c.retracted_at.map(|t| t.0), c.recorded_at.0, d.status.as_str(), d.authority.as_str(),
-                d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0),
-                d.last_observed_at.map(|t| t.0), d.superseded_at.map(|t| t.0), d.superseded_by,
-                d.conflict.map(|r| r.as_str()), d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
-            ],
-        )
-        .map(|_| ())
+        self.write_claim(c, CLAIM_UPSERT)
     }
 
     fn delete_alias(&mut self, a: &Alias) -> StoreResult<()> {
