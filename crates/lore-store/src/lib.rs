@@ -17,7 +17,7 @@ pub mod testing;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 
-pub use sqlite::{SqliteStore, HOT_QUERIES};
+pub use sqlite::{hot_queries, SqliteStore};
 
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.

@@ -2,7 +2,7 @@
 //! scan the claims, evidence or status-history tables (or a whole index of them). The plans printed
 //! here with `--nocapture` are the ones quoted in ARCHITECTURE.md.
 
-use lore_store::{SqliteStore, HOT_QUERIES};
+use lore_store::{hot_queries, SqliteStore};
 use rusqlite::Connection;
 
 fn plan(connection: &Connection, sql: &str) -> Vec<String> {
@@ -28,8 +28,8 @@ fn hot_queries_use_their_indexes_and_never_scan_claims() {
     drop(SqliteStore::open(&path).unwrap());
     let connection = Connection::open(&path).unwrap();
     let mut problems = Vec::new();
-    for (name, sql, index) in HOT_QUERIES {
-        let details = plan(&connection, sql);
+    for (name, sql, index) in hot_queries() {
+        let details = plan(&connection, &sql);
         println!("-- {name}\n{}\n", details.join("\n"));
         if !details.iter().any(|d| d.contains(index)) {
             problems.push(format!("{name}: plan does not use {index}"));

@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension, Params, Row, TransactionBe
 use crate::{ApiToken, Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
-pub use read_side::HOT_QUERIES;
+pub use read_side::hot_queries;
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
 const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];

@@ -59,69 +59,75 @@ pub const OBSERVATION_TIMES: &str = "SELECT observed_at FROM evidence WHERE owne
 pub const TASKS_BY_ASSIGNEE: &str =
     "FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
 
-/// Hot queries with the index each must use, for the query-plan test and ARCHITECTURE.md. The
-/// first entries mirror the write side's reads (projection, cascade) as `lore-store` runs them.
-pub const HOT_QUERIES: &[(&str, &str, &str)] = &[
-    (
-        "projection: claims by subject",
-        "SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id",
-        "claims_by_slot (owner=? AND subject=?)",
-    ),
-    (
-        "claims by object (mentions)",
-        "SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 AND status = 'active'",
-        "claims_by_object",
-    ),
-    (
-        "evidence by claim",
-        "SELECT id FROM evidence WHERE owner = ?1 AND claim = ?2 ORDER BY observed_at, start_ms, id",
-        "evidence_by_claim (owner=? AND claim=?)",
-    ),
-    (
-        "cascade: evidence by meeting",
-        "SELECT id FROM evidence WHERE owner = ?1 AND meeting = ?2 ORDER BY id",
-        "evidence_by_meeting",
-    ),
-    (
-        "cascade: evidence by source",
-        "SELECT id FROM evidence WHERE owner = ?1 AND source_kind = ?2 AND source_id = ?3 ORDER BY id",
-        "evidence_by_source",
-    ),
-    ("graph: claims linking an entity", CLAIMS_LINKING_SQL_FOR_PLAN, "claims_by_object"),
-    (
-        "graph: meetings of an entity",
-        MEETING_LINKS_BY_ENTITY,
-        "evidence_by_claim (owner=? AND claim=?)",
-    ),
-    (
-        "graph: entities of a meeting",
-        MEETING_LINKS_BY_MEETING,
-        "evidence_by_meeting (owner=? AND meeting=?)",
-    ),
-    (
-        "topic weight: observation times",
-        OBSERVATION_TIMES,
-        "evidence_by_claim (owner=? AND claim=?)",
-    ),
-    (
-        "known-at: status as of",
-        STATUS_AS_OF,
-        "claim_status_history USING PRIMARY KEY (owner=? AND claim=?)",
-    ),
-    ("deadlines: claims by predicate", CLAIMS_BY_PREDICATE_SQL_FOR_PLAN, "claims_by_predicate"),
-    ("tasks by assignee", TASKS_BY_ASSIGNEE_SQL_FOR_PLAN, "tasks_by_assignee"),
-    ("search: candidates", SEARCH_CANDIDATES, "VIRTUAL TABLE INDEX"),
-];
-const CLAIMS_LINKING_SQL_FOR_PLAN: &str = "SELECT id FROM claims WHERE owner = ?1 AND id IN (\
-     SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND object_entity IS NOT NULL \
-     UNION SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND context_entity IS NOT NULL \
-     UNION SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 \
-     UNION SELECT id FROM claims WHERE owner = ?1 AND context_entity = ?2) \
-     ORDER BY status = 'active' DESC, last_observed_at DESC, id LIMIT ?3";
-const CLAIMS_BY_PREDICATE_SQL_FOR_PLAN: &str =
-    "SELECT id FROM claims WHERE owner = ?1 AND predicate = ?2 ORDER BY id";
-const TASKS_BY_ASSIGNEE_SQL_FOR_PLAN: &str =
-    "SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
+/// Hot queries with the index each must use, for the query-plan test and ARCHITECTURE.md. Statements
+/// the store assembles at run time are assembled here the same way, so the test checks the very text
+/// the store runs. The first entries mirror the write side's reads (projection, cascade).
+pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        (
+            "projection: claims by subject",
+            "SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id".into(),
+            "claims_by_slot (owner=? AND subject=?)",
+        ),
+        (
+            "claims by object (mentions)",
+            "SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 AND status = 'active'".into(),
+            "claims_by_object",
+        ),
+        (
+            "evidence by claim",
+            "SELECT id FROM evidence WHERE owner = ?1 AND claim = ?2 ORDER BY observed_at, start_ms, id".into(),
+            "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "cascade: evidence by meeting",
+            "SELECT id FROM evidence WHERE owner = ?1 AND meeting = ?2 ORDER BY id".into(),
+            "evidence_by_meeting",
+        ),
+        (
+            "cascade: evidence by source",
+            "SELECT id FROM evidence WHERE owner = ?1 AND source_kind = ?2 AND source_id = ?3 ORDER BY id"
+                .into(),
+            "evidence_by_source",
+        ),
+        (
+            "graph: claims linking an entity",
+            format!("SELECT {CLAIM_COLUMNS} {CLAIMS_LINKING}"),
+            "claims_by_object",
+        ),
+        (
+            "graph: meetings of an entity",
+            MEETING_LINKS_BY_ENTITY.into(),
+            "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "graph: entities of a meeting",
+            MEETING_LINKS_BY_MEETING.into(),
+            "evidence_by_meeting (owner=? AND meeting=?)",
+        ),
+        (
+            "topic weight: observation times",
+            OBSERVATION_TIMES.into(),
+            "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "known-at: status as of",
+            STATUS_AS_OF.into(),
+            "claim_status_history USING PRIMARY KEY (owner=? AND claim=?)",
+        ),
+        (
+            "deadlines: claims by predicate",
+            format!("SELECT {CLAIM_COLUMNS} {CLAIMS_BY_PREDICATE}"),
+            "claims_by_predicate",
+        ),
+        (
+            "tasks by assignee",
+            format!("SELECT {TASK_COLUMNS} {TASKS_BY_ASSIGNEE}"),
+            "tasks_by_assignee",
+        ),
+        ("search: candidates", SEARCH_CANDIDATES.into(), "VIRTUAL TABLE INDEX"),
+    ]
+}
 
 /// The FTS5 token every document of an owner carries in its `scope` column (see the schema).
 fn owner_token(owner: &str) -> String {
