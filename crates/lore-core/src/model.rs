@@ -444,3 +444,30 @@ pub struct ParticipantMapping {
     pub email: Option<String>,
     pub person_entity: Option<String>,
 }
+
+/// A resource link attached to an entity it concerns, with what showed it (SPEC 2.2). Stored at
+/// ingest from the meeting's own facts, so it leaves with its meeting (L13). `reason` is `claim`
+/// (the link is in a segment or note that a claim about the entity cites; `evidence` names that
+/// evidence row), `repository` (its GitHub repository is the project's key), `organization` (its
+/// GitHub organization is the company's external key) or `title` (its label names the entity).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LinkAttachment {
+    pub link: String,
+    pub entity: String,
+    pub meeting: String,
+    pub reason: String,
+    pub evidence: Option<String>,
+}
+
+/// Which meeting taught an entity identifier (an email or a stable platform id). Rows of one
+/// meeting that share `group` were given together for one participant (a primary email with its
+/// additional ones), which is what makes them one person (L15). `primary` marks an email given as a
+/// participant's or a reference's primary address.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct IdentifierSource {
+    pub scheme: String,
+    pub value: String,
+    pub meeting: String,
+    pub group: String,
+    pub primary: bool,
+}

@@ -373,6 +373,8 @@ pub fn remove_meeting(
     changes
         .entities
         .extend(tx.delete_aliases_by_meeting(&meeting.id)?);
+    crate::links::remove_meeting_attachments(tx, &meeting.id, changes)?;
+    crate::resolve::forget_meeting_identifiers(tx, &meeting.id, changes)?;
     for link in tx.list_resource_links_by_meeting(&meeting.id)? {
         tx.delete_resource_link(&link.id)?;
         changes.entities.extend(link.entity.clone());

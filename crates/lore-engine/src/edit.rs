@@ -325,6 +325,7 @@ fn cascade_delete(
             let evidence = tx.list_evidence_by_source(SourceKind::Note, &note.id)?;
             remove_evidence(tx, &evidence, &mut changes)?;
             tx.delete_note(&note.id)?;
+            crate::links::sync_meeting_attachments(tx, &note.meeting, &mut changes)?;
             changes.record(
                 format!("note:{}", note.id),
                 serde_json::to_value(&note).ok(),

@@ -621,6 +621,8 @@ pub fn merge_in_tx(
     changes.record_row(format!("entity:{from}"), Some(&absorbed_now), Some(&gone));
     changes.entities.insert(to.to_string());
     changes.entities.insert(from.to_string());
+    let pair = [to.to_string(), from.to_string()].into_iter().collect();
+    crate::links::sync_entities_meetings(tx, &pair, changes)?;
     Ok(claims.len())
 }
 
@@ -775,6 +777,8 @@ fn split_in_tx(
         }
     }
     tombstone_pair(tx, &original.id, &new_id, changes)?;
+    let pair = [original.id.clone(), new_id.clone()].into_iter().collect();
+    crate::links::sync_entities_meetings(tx, &pair, changes)?;
     Ok((new_id, moved))
 }
 

@@ -495,6 +495,7 @@ fn ingest_in_tx(
 
     let touched_slots = changes.slots.clone();
     settle(tx, &mut changes, now)?;
+    crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
         crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
     }

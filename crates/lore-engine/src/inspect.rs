@@ -49,6 +49,27 @@ pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String
                 }
             }
         }
+        for meeting in tx.list_meetings()? {
+            let stored = tx.list_link_attachments_by_meeting(&meeting.id)?;
+            let derived = crate::links::derive_meeting_attachments(tx, &meeting.id)?;
+            if stored != derived {
+                problems.push(format!(
+                    "meeting {} stores link attachments {stored:?} but its facts give {derived:?}",
+                    meeting.id
+                ));
+            }
+            for source in tx.list_identifier_sources_by_meeting(&meeting.id)? {
+                if tx
+                    .find_entity_by_identifier(&source.scheme, &source.value)?
+                    .is_none()
+                {
+                    problems.push(format!(
+                        "meeting {} taught {}:{}, which resolves to nothing",
+                        meeting.id, source.scheme, source.value
+                    ));
+                }
+            }
+        }
         for entity in tx.list_entities()? {
             let rebuilt = rebuild_entity(tx, &entity)?;
             if rebuilt != entity {
@@ -108,7 +129,19 @@ fn dump(tx: &mut dyn Tx) -> EngineResult<Value> {
     let mut aliases = Vec::new();
     let mut links = Vec::new();
     let mut tasks = Vec::new();
+    let mut attachments = Vec::new();
+    let mut identifiers = Vec::new();
     for meeting in tx.list_meetings()? {
+        attachments.extend(
+            tx.list_link_attachments_by_meeting(&meeting.id)?
+                .iter()
+                .map(|a| json!(a)),
+        );
+        identifiers.extend(
+            tx.list_identifier_sources_by_meeting(&meeting.id)?
+                .iter()
+                .map(|s| json!(s)),
+        );
         links.extend(
             tx.list_resource_links_by_meeting(&meeting.id)?
                 .iter()
@@ -122,6 +155,9 @@ fn dump(tx: &mut dyn Tx) -> EngineResult<Value> {
     }
     for entity in tx.list_entities()? {
         aliases.extend(tx.list_aliases(&entity.id)?.iter().map(|a| json!(a)));
+        for (scheme, value) in tx.list_identifiers_by_entity(&entity.id)? {
+            identifiers.push(json!({"scheme": scheme, "value": value, "entity": entity.id}));
+        }
     }
     let suggestions: Vec<Value> = tx
         .list_suggestions()?
@@ -133,5 +169,6 @@ fn dump(tx: &mut dyn Tx) -> EngineResult<Value> {
     Ok(json!({
         "entities": entities, "claims": claims, "evidence": evidence, "aliases": aliases,
         "links": links, "tasks": tasks, "suggestions": suggestions,
+        "link_attachments": attachments, "identifiers": identifiers,
     }))
 }

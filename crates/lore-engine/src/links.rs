@@ -1,19 +1,39 @@
-//! Which meeting-level resource links concern an entity (SPEC 2.2). A link shared in a meeting
-//! (chat, calendar description) names no entity; it concerns an entity named in the same meeting when
-//! its GitHub repository is the project's key, or its title names the entity. Computed when read, from
-//! stored facts only, so it never depends on ingestion order (L14) and leaves with its meeting (L13).
+//! Which entities a meeting's resource links concern (SPEC 2.2), stored as facts with their evidence.
+//!
+//! A link shared in a meeting (chat, calendar description, a URL said or written in a note) names no
+//! entity of its own. At ingest it is attached to the entities it concerns, decided from the
+//! meeting's own stored facts only:
+//! * `claim`: the link is in a transcript segment or note that a claim about the entity (its subject)
+//!   cites as evidence; the evidence row is kept with the attachment;
+//! * `repository`: its GitHub repository is the key of a project named in the meeting;
+//! * `organization`: its GitHub organization is the external key of a company named in the meeting;
+//! * `title`: its label names (whole words) a project, company or concept by a name it was called in
+//!   the meeting.
+//!
+//! The attachments of a meeting are a function of that meeting's facts (links, segments, notes,
+//! names, evidence), so they never depend on ingestion order (L14), are re-derived whenever those
+//! facts change (ingest, a merge or split, a note's deletion), are checked against a re-derivation by
+//! `check_invariants`, and leave with their meeting (L13).
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use lore_core::model::*;
 use lore_core::normalize::{slug, value_key};
 use lore_store::Tx;
 
+use crate::apply::Changes;
 use crate::EngineResult;
 
-/// The repository name in a `github:org/repo...` key.
-fn github_repository(external_key: &str) -> Option<&str> {
+/// The organization and repository names in a `github:org/repo...` key.
+fn github_parts(external_key: &str) -> Option<(&str, Option<&str>)> {
     let rest = external_key.strip_prefix("github:")?;
-    let (_, repo) = rest.split_once('/')?;
-    Some(repo.split(['#', '/', '@']).next().unwrap_or(repo))
+    match rest.split_once('/') {
+        Some((org, repo)) => Some((
+            org,
+            Some(repo.split(['#', '/', '@']).next().unwrap_or(repo)),
+        )),
+        None => Some((rest.split(['#', '/', '@']).next().unwrap_or(rest), None)),
+    }
 }
 
 /// Whether `title` mentions `name` as whole words.
@@ -33,41 +53,220 @@ fn mentions(title: &str, name: &str) -> bool {
         .any(|window| window.iter().map(String::as_str).eq(wanted.iter().copied()))
 }
 
-/// Meeting links (with no entity of their own) that concern the entity, from the meetings it was
-/// named in.
-pub fn links_concerning(
+pub fn attachment_key(attachment: &LinkAttachment) -> String {
+    format!("link_attachment:{}|{}", attachment.link, attachment.entity)
+}
+
+/// The attachments one meeting's links should have, from the meeting's stored facts alone.
+pub fn derive_meeting_attachments(
     tx: &mut dyn Tx,
-    entity: &Entity,
-    aliases: &[Alias],
-) -> EngineResult<Vec<ResourceLink>> {
-    if entity.kind == EntityKind::Person {
+    meeting: &str,
+) -> EngineResult<Vec<LinkAttachment>> {
+    let links: Vec<ResourceLink> = tx
+        .list_resource_links_by_meeting(meeting)?
+        .into_iter()
+        .filter(|link| link.entity.is_none())
+        .collect();
+    if links.is_empty() {
         return Ok(Vec::new());
     }
-    let mut meetings: Vec<&str> = aliases.iter().map(|a| a.meeting.as_str()).collect();
-    meetings.sort();
-    meetings.dedup();
-    let key = entity.normalized_key.clone().unwrap_or_default();
-    let mut found: Vec<ResourceLink> = Vec::new();
-    for meeting in meetings {
-        for link in tx.list_resource_links_by_meeting(meeting)? {
-            if link.entity.is_some() || found.iter().any(|l| l.url == link.url) {
-                continue;
+    // Where each URL occurs: `segment:<id>` or `note:<note id>`.
+    let mut places: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for segment in tx.list_segments(meeting)? {
+        for found in lore_ingest::find_urls(&segment.text) {
+            places
+                .entry(found.url)
+                .or_default()
+                .insert(format!("segment:{}", segment.id));
+        }
+    }
+    for note in tx.list_notes(meeting)? {
+        for found in lore_ingest::find_urls(&note.text) {
+            places
+                .entry(found.url)
+                .or_default()
+                .insert(format!("note:{}", note.id));
+        }
+    }
+    // Which claim subjects each place's evidence speaks about, with the evidence row (smallest id).
+    let mut evidence = tx.list_evidence_by_meeting(meeting)?;
+    evidence.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut subjects: BTreeMap<String, String> = BTreeMap::new();
+    let mut cited: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for row in &evidence {
+        let cites: Vec<String> = match row.source_kind {
+            SourceKind::Meeting => row
+                .segment_ids
+                .iter()
+                .map(|id| format!("segment:{id}"))
+                .collect(),
+            SourceKind::Note => vec![format!("note:{}", row.source_id)],
+            _ => Vec::new(),
+        };
+        if cites.is_empty() {
+            continue;
+        }
+        let subject = match subjects.get(&row.claim) {
+            Some(subject) => subject.clone(),
+            None => {
+                let Some(claim) = tx.find_claim(&row.claim)? else {
+                    continue;
+                };
+                subjects.insert(row.claim.clone(), claim.subject.clone());
+                claim.subject
             }
-            let by_repository = entity.kind == EntityKind::Project
-                && link
-                    .external_key
-                    .as_deref()
-                    .and_then(github_repository)
-                    .is_some_and(|repo| slug(repo) == key);
-            let by_title = link
-                .title
-                .as_deref()
-                .is_some_and(|title| mentions(title, entity.display_name()));
-            if by_repository || by_title {
-                found.push(link);
+        };
+        for place in cites {
+            cited
+                .entry(place)
+                .or_default()
+                .push((subject.clone(), row.id.clone()));
+        }
+    }
+    // Entities named in the meeting, with the names they were called by there.
+    let mut named: BTreeMap<String, (EntityKind, BTreeSet<String>)> = BTreeMap::new();
+    for alias in tx.list_aliases_by_meeting(meeting)? {
+        if !named.contains_key(&alias.entity) {
+            let Some(entity) = tx.find_entity(&alias.entity)? else {
+                continue;
+            };
+            named.insert(alias.entity.clone(), (entity.kind, BTreeSet::new()));
+        }
+        if let Some((_, names)) = named.get_mut(&alias.entity) {
+            names.insert(alias.alias.clone());
+        }
+    }
+
+    let mut found: BTreeMap<(String, String), LinkAttachment> = BTreeMap::new();
+    let mut attach = |link: &ResourceLink, entity: &str, reason: &str, evidence: Option<&str>| {
+        found
+            .entry((link.id.clone(), entity.to_string()))
+            .or_insert_with(|| LinkAttachment {
+                link: link.id.clone(),
+                entity: entity.to_string(),
+                meeting: meeting.to_string(),
+                reason: reason.to_string(),
+                evidence: evidence.map(str::to_string),
+            });
+    };
+    for link in &links {
+        for place in places.get(&link.url).into_iter().flatten() {
+            for (subject, evidence) in cited.get(place).into_iter().flatten() {
+                attach(link, subject, "claim", Some(evidence));
+            }
+        }
+        if let Some((org, repo)) = link.external_key.as_deref().and_then(github_parts) {
+            if let Some(repo) = repo {
+                if let Some(project) = tx.find_entity_by_identifier("key:project", &slug(repo))? {
+                    if named.contains_key(&project) {
+                        attach(link, &project, "repository", None);
+                    }
+                }
+            }
+            let org_key = format!("github:{}", org.to_lowercase());
+            if let Some(company) = tx.find_entity_by_identifier("external", &org_key)? {
+                if named.contains_key(&company) {
+                    attach(link, &company, "organization", None);
+                }
+            }
+        }
+        if let Some(title) = &link.title {
+            for (entity, (kind, names)) in &named {
+                if *kind != EntityKind::Person && names.iter().any(|name| mentions(title, name)) {
+                    attach(link, entity, "title", None);
+                }
             }
         }
     }
+    Ok(found.into_values().collect())
+}
+
+/// Makes the meeting's stored attachments equal to a fresh derivation, recording every change.
+pub fn sync_meeting_attachments(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let stored = tx.list_link_attachments_by_meeting(meeting)?;
+    let derived = derive_meeting_attachments(tx, meeting)?;
+    for row in &stored {
+        if !derived.contains(row) {
+            tx.delete_link_attachment(&row.link, &row.entity)?;
+            changes.record_row(attachment_key(row), Some(row), None);
+        }
+    }
+    for row in &derived {
+        if !stored.contains(row) {
+            let previous = stored
+                .iter()
+                .find(|s| s.link == row.link && s.entity == row.entity);
+            tx.upsert_link_attachment(row)?;
+            changes.record_row(attachment_key(row), previous, Some(row));
+        }
+    }
+    Ok(())
+}
+
+/// Removes a meeting's attachments (its links are going: L13).
+pub fn remove_meeting_attachments(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    for row in tx.list_link_attachments_by_meeting(meeting)? {
+        tx.delete_link_attachment(&row.link, &row.entity)?;
+        changes.record_row(attachment_key(&row), Some(&row), None);
+    }
+    Ok(())
+}
+
+/// Re-derives the attachments of every meeting that names, cites or is attached to these entities
+/// (after a merge, split or undo moved their names and evidence).
+pub fn sync_entities_meetings(
+    tx: &mut dyn Tx,
+    entities: &BTreeSet<String>,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let mut meetings: BTreeSet<String> = BTreeSet::new();
+    for entity in entities {
+        meetings.extend(tx.list_aliases(entity)?.into_iter().map(|a| a.meeting));
+        meetings.extend(
+            tx.list_link_attachments_by_entity(entity)?
+                .into_iter()
+                .map(|a| a.meeting),
+        );
+        for claim in tx.list_claims_by_subject(entity)? {
+            meetings.extend(
+                tx.list_evidence_by_claim(&claim.id)?
+                    .into_iter()
+                    .filter_map(|e| e.meeting),
+            );
+        }
+    }
+    for meeting in &meetings {
+        if tx.find_meeting(meeting)?.is_some() {
+            sync_meeting_attachments(tx, meeting, changes)?;
+        }
+    }
+    Ok(())
+}
+
+/// The meeting links attached to the entity, as stored (for `show`).
+pub fn attached_links(tx: &mut dyn Tx, entity: &str) -> EngineResult<Vec<ResourceLink>> {
+    let mut by_meeting: BTreeMap<String, Vec<ResourceLink>> = BTreeMap::new();
+    let mut found: Vec<ResourceLink> = Vec::new();
+    for row in tx.list_link_attachments_by_entity(entity)? {
+        if !by_meeting.contains_key(&row.meeting) {
+            let links = tx.list_resource_links_by_meeting(&row.meeting)?;
+            by_meeting.insert(row.meeting.clone(), links);
+        }
+        if let Some(link) = by_meeting[&row.meeting].iter().find(|l| l.id == row.link) {
+            if !found.iter().any(|l| l.url == link.url) {
+                found.push(link.clone());
+            }
+        }
+    }
+    found.sort_by(|a, b| (a.first_seen_at, &a.url).cmp(&(b.first_seen_at, &b.url)));
     Ok(found)
 }
 
@@ -76,13 +275,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn github_keys_name_their_repository() {
+    fn github_keys_name_their_organization_and_repository() {
         assert_eq!(
-            github_repository("github:northwind/atlas#42"),
-            Some("atlas")
+            github_parts("github:northwind/atlas#42"),
+            Some(("northwind", Some("atlas")))
         );
-        assert_eq!(github_repository("github:northwind/atlas"), Some("atlas"));
-        assert_eq!(github_repository("drive:abc"), None);
+        assert_eq!(
+            github_parts("github:northwind/atlas"),
+            Some(("northwind", Some("atlas")))
+        );
+        assert_eq!(github_parts("github:northwind"), Some(("northwind", None)));
+        assert_eq!(github_parts("drive:abc"), None);
     }
 
     #[test]

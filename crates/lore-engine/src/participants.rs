@@ -155,6 +155,7 @@ impl Engine {
                 excluded.person_entity = None;
                 tx.update_participant(&excluded)?;
                 changes.record_row(participant_key(&row), Some(&row), Some(&excluded));
+                crate::resolve::forget_participant_identifiers(tx, &row, &mut changes)?;
                 let mapping = ParticipantMapping {
                     meeting: meeting.id.clone(),
                     key: mapping_key(&row.display_name, row.email.as_deref()),

@@ -150,7 +150,21 @@ pub fn resolve(
         }
     }
     let (scheme, value, status) = identifier(reference, scope);
-    find_or_create(tx, reference, &scheme, &value, status, scope, changes)
+    let id = find_or_create(tx, reference, &scheme, &value, status, scope, changes)?;
+    if let (Some(scope), "email") = (scope, scheme.as_str()) {
+        if tx.find_entity_by_identifier("email", &value)?.as_deref() == Some(id.as_str()) {
+            record_source(
+                tx,
+                "email",
+                &value,
+                scope,
+                &format!("email:{value}"),
+                true,
+                changes,
+            )?;
+        }
+    }
+    Ok(id)
 }
 
 /// Resolves a meeting participant (L15): by its email or any of its additional emails, then by a
@@ -201,13 +215,166 @@ pub fn resolve_participant(
         )?,
         (None, None, None) => resolve(tx, &reference, Some(scope), changes)?,
     };
+    // Every identifier the participant was given is taught by this meeting (item of provenance:
+    // deleting the meeting forgets what only it taught), grouped as one person (L15).
+    let group = participant_group(participant);
     if let Some(platform_id) = &participant.platform_stable_id {
         add_identifier(tx, &person, "platform", platform_id.trim(), changes)?;
+        record_source(
+            tx,
+            "platform",
+            platform_id.trim(),
+            scope,
+            &group,
+            false,
+            changes,
+        )?;
     }
-    for email in &emails {
+    for (index, email) in emails.iter().enumerate() {
         add_identifier(tx, &person, "email", email, changes)?;
+        let primary = index == 0 && participant.email.is_some();
+        record_source(tx, "email", email, scope, &group, primary, changes)?;
     }
     Ok(person)
+}
+
+/// The identifiers one participant was given form one group: named by its first identifier.
+fn participant_group(participant: &lore_ingest::ParticipantInput) -> String {
+    match (
+        &participant.email,
+        participant.additional_emails.first(),
+        &participant.platform_stable_id,
+    ) {
+        (Some(email), _, _) => format!("email:{email}"),
+        (None, Some(email), _) => format!("email:{email}"),
+        (None, None, Some(platform)) => format!("platform:{}", platform.trim()),
+        (None, None, None) => String::new(),
+    }
+}
+
+pub fn identifier_source_key(source: &IdentifierSource) -> String {
+    format!(
+        "identifier_source:{}|{}|{}|{}",
+        source.scheme, source.value, source.meeting, source.group
+    )
+}
+
+/// Records that the scope's meeting taught an identifier (never for a manual reference).
+fn record_source(
+    tx: &mut dyn Tx,
+    scheme: &str,
+    value: &str,
+    scope: &MeetingScope,
+    group: &str,
+    primary: bool,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    if value.is_empty() || scope.meeting_id.is_empty() {
+        return Ok(());
+    }
+    let source = IdentifierSource {
+        scheme: scheme.to_string(),
+        value: value.to_string(),
+        meeting: scope.meeting_id.to_string(),
+        group: group.to_string(),
+        primary,
+    };
+    let existing = tx
+        .list_identifier_sources(scheme, value)?
+        .into_iter()
+        .find(|row| row.meeting == source.meeting && row.group == source.group);
+    if existing.as_ref().is_some_and(|row| row.primary || !primary) {
+        return Ok(());
+    }
+    tx.insert_identifier_source(&source)?;
+    changes.record_row(
+        identifier_source_key(&source),
+        existing.as_ref(),
+        Some(&source),
+    );
+    Ok(())
+}
+
+/// L13 for identifiers: forgets what a deleted meeting taught. An email or platform id that no
+/// remaining meeting taught stops resolving to its person (and leaves the person's emails), unless
+/// it is the one the person's id derives from (its identity), or the person carries a
+/// `do_not_merge_with` tombstone, whose identifiers keep a split pair apart.
+pub fn forget_meeting_identifiers(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let sources = tx.list_identifier_sources_by_meeting(meeting)?;
+    forget_sources(tx, &sources, changes)
+}
+
+/// A participant the user removed from a meeting no longer teaches its identifiers there, exactly
+/// as if the meeting were re-ingested with the removal in place.
+pub fn forget_participant_identifiers(
+    tx: &mut dyn Tx,
+    participant: &Participant,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let groups: Vec<String> = participant
+        .email
+        .iter()
+        .map(|email| format!("email:{email}"))
+        .chain(
+            participant
+                .platform_stable_id
+                .iter()
+                .map(|id| format!("platform:{}", id.trim())),
+        )
+        .collect();
+    let sources: Vec<IdentifierSource> = tx
+        .list_identifier_sources_by_meeting(&participant.meeting)?
+        .into_iter()
+        .filter(|source| groups.contains(&source.group))
+        .collect();
+    forget_sources(tx, &sources, changes)
+}
+
+fn forget_sources(
+    tx: &mut dyn Tx,
+    sources: &[IdentifierSource],
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    for source in sources {
+        tx.delete_identifier_source(source)?;
+        changes.record_row(identifier_source_key(source), Some(source), None);
+        if !tx
+            .list_identifier_sources(&source.scheme, &source.value)?
+            .is_empty()
+        {
+            continue;
+        }
+        let Some(entity_id) = tx.find_entity_by_identifier(&source.scheme, &source.value)? else {
+            continue;
+        };
+        let Some(entity) = tx.find_entity(&entity_id)? else {
+            continue;
+        };
+        // The identifier the entity's id derives from is its identity, not something learned.
+        let intrinsic =
+            short_id("e_", &[entity.kind.as_str(), &source.scheme, &source.value]) == entity.id;
+        if intrinsic || !entity.do_not_merge_with.is_empty() {
+            continue;
+        }
+        tx.delete_identifier(&source.scheme, &source.value)?;
+        changes.record(
+            format!("identifier:{}|{}", source.scheme, source.value),
+            Some(json!({"scheme": source.scheme, "value": source.value, "entity": entity_id})),
+            None,
+        );
+        if source.scheme == "email" && entity.emails.contains(&source.value) {
+            let mut updated = entity.clone();
+            updated.emails.retain(|email| email != &source.value);
+            tx.upsert_entity(&updated)?;
+            changes.record_row(format!("entity:{entity_id}"), Some(&entity), Some(&updated));
+        }
+        changes.entities.insert(entity_id);
+    }
+    Ok(())
 }
 
 /// Adds an identifier to a person (and an email to its list) unless another entity holds it.

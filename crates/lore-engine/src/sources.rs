@@ -363,6 +363,7 @@ impl Engine {
                 None,
                 serde_json::to_value(&link).ok(),
             );
+            crate::links::sync_meeting_attachments(tx, &found.id, &mut changes)?;
             let revision =
                 changes.write_revision(tx, RevisionAction::ManualOverride, &link.id, None, now)?;
             Ok(SourceReport {

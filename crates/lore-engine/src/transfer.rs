@@ -31,6 +31,8 @@ struct OwnerData {
     tags: Vec<Tag>,
     participant_mappings: Vec<ParticipantMapping>,
     task_decisions: Vec<(String, TaskStatus)>,
+    link_attachments: Vec<LinkAttachment>,
+    identifier_sources: Vec<IdentifierSource>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -66,6 +68,10 @@ fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
         data.tasks.extend(tx.list_tasks_by_meeting(&meeting.id)?);
         data.participant_mappings
             .extend(tx.list_participant_mappings(&meeting.id)?);
+        data.link_attachments
+            .extend(tx.list_link_attachments_by_meeting(&meeting.id)?);
+        data.identifier_sources
+            .extend(tx.list_identifier_sources_by_meeting(&meeting.id)?);
     }
     data.entities = tx.list_entities()?;
     for entity in &data.entities {
@@ -170,6 +176,12 @@ fn write_all(tx: &mut dyn Tx, data: &OwnerData) -> EngineResult<()> {
     }
     for (task, status) in &data.task_decisions {
         tx.upsert_task_decision(task, *status)?;
+    }
+    for row in &data.link_attachments {
+        tx.upsert_link_attachment(row)?;
+    }
+    for row in &data.identifier_sources {
+        tx.insert_identifier_source(row)?;
     }
     Ok(())
 }

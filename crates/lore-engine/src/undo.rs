@@ -29,8 +29,10 @@ const TABLES: &[&str] = &[
     "claim",
     "alias",
     "identifier",
+    "identifier_source",
     "participant_mapping",
     "participant",
+    "link_attachment",
     "resource_link",
     "task",
     "task_decision",
@@ -206,6 +208,22 @@ fn read_row(tx: &mut dyn Tx, table: &str, hint: &Value) -> EngineResult<Option<V
             json(rows.into_iter().find(|row| row.id == wanted.id))
         }
         "task" => json(tx.find_task(text(hint, "id"))?),
+        "link_attachment" => {
+            let wanted: LinkAttachment = parse(hint)?;
+            json(
+                tx.list_link_attachments_by_meeting(&wanted.meeting)?
+                    .into_iter()
+                    .find(|row| row.link == wanted.link && row.entity == wanted.entity),
+            )
+        }
+        "identifier_source" => {
+            let wanted: IdentifierSource = parse(hint)?;
+            json(
+                tx.list_identifier_sources(&wanted.scheme, &wanted.value)?
+                    .into_iter()
+                    .find(|row| row.meeting == wanted.meeting && row.group == wanted.group),
+            )
+        }
         "task_decision" => {
             let task = text(hint, "task");
             tx.find_task_decision(task)?
@@ -254,6 +272,8 @@ fn delete_row(
         }
         "resource_link" => tx.delete_resource_link(text(row, "id"))?,
         "task" => tx.delete_task(text(row, "id"))?,
+        "link_attachment" => tx.delete_link_attachment(text(row, "link"), text(row, "entity"))?,
+        "identifier_source" => tx.delete_identifier_source(&parse(row)?)?,
         "task_decision" => tx.delete_task_decision(text(row, "task"))?,
         "suggestion" => tx.delete_suggestion(text(row, "id"))?,
         _ => {}
@@ -336,6 +356,14 @@ fn write_row(
             changes
                 .entities
                 .extend(task.assignee.iter().chain(task.project.iter()).cloned());
+        }
+        "link_attachment" => tx.upsert_link_attachment(&parse(row)?)?,
+        "identifier_source" => {
+            let source: IdentifierSource = parse(row)?;
+            if !current.is_null() {
+                tx.delete_identifier_source(&source)?;
+            }
+            tx.insert_identifier_source(&source)?;
         }
         "task_decision" => {
             let status: TaskStatus = parse(&row["status"])?;

@@ -348,7 +348,11 @@ pub(crate) fn entity_view(
     observations.extend(aliases.iter().map(|a| (a.observed_at, MENTION_WEIGHT)));
 
     let mut stored_links = tx.list_resource_links_by_entity(&entity.id)?;
-    stored_links.extend(crate::links::links_concerning(tx, entity, &aliases)?);
+    for link in crate::links::attached_links(tx, &entity.id)? {
+        if !stored_links.iter().any(|l| l.url == link.url) {
+            stored_links.push(link);
+        }
+    }
     let links = stored_links
         .into_iter()
         .map(|l| LinkView {

@@ -104,6 +104,8 @@ fn l13_l14_deleting_everything_leaves_nothing() {
         "links",
         "tasks",
         "suggestions",
+        "link_attachments",
+        "identifiers",
     ] {
         assert_eq!(dump[table], serde_json::json!([]), "{table} left behind");
     }
@@ -118,6 +120,8 @@ fn first_difference(actual: &serde_json::Value, expected: &serde_json::Value) ->
         "links",
         "tasks",
         "suggestions",
+        "link_attachments",
+        "identifiers",
     ] {
         if actual[table] != expected[table] {
             let (a, e) = (

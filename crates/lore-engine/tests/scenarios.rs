@@ -120,8 +120,10 @@ fn expand_meeting(step: &Value, state: &ScenarioState) -> Value {
                     "started_at": step["at"]},
         "participants": participants, "segments": segments, "claims": claims,
     });
-    if let Some(notes) = step.get("notes") {
-        bundle["notes"] = notes.clone();
+    for field in ["notes", "links", "tags"] {
+        if let Some(value) = step.get(field) {
+            bundle[field] = value.clone();
+        }
     }
     bundle
 }
@@ -292,6 +294,31 @@ fn check_expectation(state: &ScenarioState, expect: &Value, context: &str) {
         assert!(
             view.links.iter().all(|l| l.ingested_status == "url_only"),
             "{context}: links seen in meetings are url_only"
+        );
+    }
+    if let Some(emails) = expect.get("emails") {
+        assert_eq!(
+            &json!(view.entity.emails),
+            emails,
+            "{context}: emails of {entity}"
+        );
+    }
+    if let Some(id) = expect.get("same_as").and_then(Value::as_str) {
+        let other = state
+            .view(id)
+            .unwrap_or_else(|| panic!("{context}: entity {id} not found"));
+        assert_eq!(
+            view.entity.id, other.entity.id,
+            "{context}: {entity} and {id} should be one entity"
+        );
+    }
+    if let Some(id) = expect.get("not_same_as").and_then(Value::as_str) {
+        let other = state
+            .view(id)
+            .unwrap_or_else(|| panic!("{context}: entity {id} not found"));
+        assert_ne!(
+            view.entity.id, other.entity.id,
+            "{context}: {entity} and {id} should be different entities"
         );
     }
     if let Some(status) = expect.get("status") {
@@ -756,6 +783,9 @@ fn identity_steps(
             .unwrap_or_else(|e| panic!("{context}: add participant: {e}"));
         remember(memory, None, report.revision);
     }
+    if let Some(wanted) = step.get("expect_attachments") {
+        check_attachments(engine, wanted, context);
+    }
     if step.get("pages_unchanged") == Some(&json!(true)) {
         for (id, saved) in &memory.pages {
             assert_eq!(&page(engine, id), saved, "{context}: page of {id} differs");
@@ -788,6 +818,55 @@ fn identity_steps(
             .collect();
         assert_eq!(live, expected, "{context}: live participants of {meeting}");
     }
+}
+
+/// `{"meeting": "m1", "rows": [{"url", "entity", "reason", "evidence": true}]}`: the link attachments
+/// stored for the meeting, exactly.
+fn check_attachments(engine: &Engine, wanted: &Value, context: &str) {
+    let external = wanted["meeting"].as_str().unwrap();
+    let meeting = engine
+        .list_meetings(OWNER)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.external_id == external)
+        .unwrap_or_else(|| panic!("{context}: no meeting {external}"))
+        .id;
+    let (rows, links) = engine
+        .read(OWNER, |tx| {
+            Ok((
+                tx.list_link_attachments_by_meeting(&meeting)?,
+                tx.list_resource_links_by_meeting(&meeting)?,
+            ))
+        })
+        .unwrap();
+    let mut actual: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let url = links
+                .iter()
+                .find(|l| l.id == row.link)
+                .map(|l| l.url.clone());
+            json!({"url": url, "entity": row.entity, "reason": row.reason,
+                   "evidence": row.evidence.is_some(), "meeting": row.meeting == meeting})
+        })
+        .collect();
+    let mut expected: Vec<Value> = wanted["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            json!({"url": row["url"], "entity": entity_id(engine, row["entity"].as_str().unwrap()),
+                   "reason": row["reason"], "evidence": row.get("evidence") == Some(&json!(true)),
+                   "meeting": true})
+        })
+        .collect();
+    let key = |v: &Value| v.to_string();
+    actual.sort_by_key(key);
+    expected.sort_by_key(key);
+    assert_eq!(
+        actual, expected,
+        "{context}: link attachments of {external}"
+    );
 }
 
 #[test]

@@ -280,4 +280,30 @@ pub trait Tx {
     /// The entity's earliest name (by observation time, then text) with the first and last times it
     /// was named; `None` when it has no names. Read through an index, whatever the number of names.
     fn find_alias_bounds(&mut self, entity: &str) -> StoreResult<Option<(String, Ts, Ts)>>;
+
+    // Identity: stored link attachments and identifier provenance (issue 3).
+    /// The names recorded in one meeting, with the entities they named.
+    fn list_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Alias>>;
+    /// Inserts an attachment; an existing `(link, entity)` row is replaced.
+    fn upsert_link_attachment(&mut self, attachment: &LinkAttachment) -> StoreResult<()>;
+    fn list_link_attachments_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<LinkAttachment>>;
+    fn list_link_attachments_by_entity(&mut self, entity: &str)
+        -> StoreResult<Vec<LinkAttachment>>;
+    fn delete_link_attachment(&mut self, link: &str, entity: &str) -> StoreResult<()>;
+    /// Records that a meeting taught an identifier; an identical row is kept once.
+    fn insert_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()>;
+    /// Every meeting that taught this identifier.
+    fn list_identifier_sources(
+        &mut self,
+        scheme: &IdentifierScheme,
+        value: &str,
+    ) -> StoreResult<Vec<IdentifierSource>>;
+    fn list_identifier_sources_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<IdentifierSource>>;
+    fn delete_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()>;
 }

@@ -363,6 +363,9 @@ fn import_in_tx(
     }
 
     settle(tx, &mut changes, now)?;
+    for summary in &new_meetings {
+        crate::links::sync_meeting_attachments(tx, &summary.meeting.id, &mut changes)?;
+    }
     report.diagnostics = std::mem::take(&mut changes.diagnostics);
     if changes.is_empty() {
         return Ok(report);

@@ -1497,4 +1497,146 @@ impl Tx for PgTx<'_, '_> {
             .unwrap_or(first_at);
         Ok(Some((alias, Ts(first_at), Ts(last_at))))
     }
+
+    fn list_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Alias>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT entity, alias, meeting, observed_at FROM entity_aliases WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY entity COLLATE \"C\", alias COLLATE \"C\"",
+            &[&owner, &meeting],
+            alias_row,
+        )
+    }
+
+    fn upsert_link_attachment(&mut self, a: &LinkAttachment) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO link_attachments (owner, link, entity, meeting, reason, evidence) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (owner, link, entity) DO UPDATE SET \
+             meeting = excluded.meeting, reason = excluded.reason, evidence = excluded.evidence",
+            &[
+                &owner,
+                &a.link,
+                &a.entity,
+                &a.meeting,
+                &a.reason,
+                &a.evidence,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_link_attachments_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<LinkAttachment>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT link, entity, meeting, reason, evidence FROM link_attachments \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY link COLLATE \"C\", entity COLLATE \"C\"",
+            &[&owner, &meeting],
+            link_attachment_row,
+        )
+    }
+
+    fn list_link_attachments_by_entity(
+        &mut self,
+        entity: &str,
+    ) -> StoreResult<Vec<LinkAttachment>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT link, entity, meeting, reason, evidence FROM link_attachments \
+             WHERE owner = ?1 AND entity = ?2 ORDER BY link COLLATE \"C\"",
+            &[&owner, &entity],
+            link_attachment_row,
+        )
+    }
+
+    fn delete_link_attachment(&mut self, link: &str, entity: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM link_attachments WHERE owner = ?1 AND link = ?2 AND entity = ?3",
+            &[&owner, &link, &entity],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_identifier_source(&mut self, s: &IdentifierSource) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO identifier_sources (owner, scheme, value, meeting, grp, is_primary) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (owner, scheme, value, meeting, grp) \
+             DO UPDATE SET is_primary = greatest(identifier_sources.is_primary, excluded.is_primary)",
+            &[&owner, &s.scheme, &s.value, &s.meeting, &s.group, &(s.primary as i64)],
+        )
+        .map(|_| ())
+    }
+
+    fn list_identifier_sources(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
+             WHERE owner = ?1 AND scheme = ?2 AND value = ?3 ORDER BY meeting COLLATE \"C\", grp COLLATE \"C\"",
+            &[&owner, &scheme, &value],
+            identifier_source_row,
+        )
+    }
+
+    fn list_identifier_sources_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY scheme COLLATE \"C\", value COLLATE \"C\", grp COLLATE \"C\"",
+            &[&owner, &meeting],
+            identifier_source_row,
+        )
+    }
+
+    fn delete_identifier_source(&mut self, s: &IdentifierSource) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "DELETE FROM identifier_sources WHERE owner = ?1 AND scheme = ?2 AND value = ?3 \
+             AND meeting = ?4 AND grp = ?5",
+            &[&owner, &s.scheme, &s.value, &s.meeting, &s.group],
+        )
+        .map(|_| ())
+    }
+}
+
+fn link_attachment_row(row: &postgres::Row) -> StoreResult<LinkAttachment> {
+    let value = |index: usize| -> StoreResult<Option<String>> {
+        row.try_get(index)
+            .map_err(|error| StoreError::Backend(error.to_string()))
+    };
+    Ok(LinkAttachment {
+        link: value(0)?.unwrap_or_default(),
+        entity: value(1)?.unwrap_or_default(),
+        meeting: value(2)?.unwrap_or_default(),
+        reason: value(3)?.unwrap_or_default(),
+        evidence: value(4)?,
+    })
+}
+
+fn identifier_source_row(row: &postgres::Row) -> StoreResult<IdentifierSource> {
+    let value = |index: usize| -> StoreResult<String> {
+        row.try_get(index)
+            .map_err(|error| StoreError::Backend(error.to_string()))
+    };
+    let primary: i64 = row
+        .try_get(4)
+        .map_err(|error| StoreError::Backend(error.to_string()))?;
+    Ok(IdentifierSource {
+        scheme: value(0)?,
+        value: value(1)?,
+        meeting: value(2)?,
+        group: value(3)?,
+        primary: primary != 0,
+    })
 }

@@ -449,3 +449,30 @@ CREATE INDEX api_tokens_by_owner ON api_tokens (owner);
 -- Entity rebuilds read an entity's earliest name and its first and last naming through this index,
 -- whatever the number of names (a hub is named in hundreds of meetings).
 CREATE INDEX entity_aliases_by_time ON entity_aliases (owner, entity, observed_at, alias);
+
+-- Identity: which entities a resource link concerns, decided at ingest from the meeting's own facts
+-- and stored with the meeting (and evidence) that showed it; deleting the meeting removes them (L13).
+CREATE TABLE link_attachments (
+    owner TEXT NOT NULL,
+    link TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    evidence TEXT,
+    PRIMARY KEY (owner, link, entity)
+);
+CREATE INDEX link_attachments_by_entity ON link_attachments (owner, entity);
+CREATE INDEX link_attachments_by_meeting ON link_attachments (owner, meeting);
+
+-- Identity: the meetings that taught each email or platform id of a person; an identifier goes when
+-- the last meeting that taught it is deleted. Rows of one meeting sharing `grp` were given together.
+CREATE TABLE identifier_sources (
+    owner TEXT NOT NULL,
+    scheme TEXT NOT NULL,
+    value TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    is_primary BIGINT NOT NULL,
+    PRIMARY KEY (owner, scheme, value, meeting, grp)
+);
+CREATE INDEX identifier_sources_by_meeting ON identifier_sources (owner, meeting);

@@ -1591,6 +1591,140 @@ impl Tx for SqliteTx<'_> {
             .unwrap_or(first_at);
         Ok(Some((alias, Ts(first_at), Ts(last_at))))
     }
+
+    fn list_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Alias>> {
+        self.all(
+            "SELECT entity, alias, meeting, observed_at FROM entity_aliases WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY entity, alias",
+            params![self.owner, meeting],
+            |row| Ok(Alias { entity: row.get(0)?, alias: row.get(1)?, meeting: row.get(2)?, observed_at: Ts(row.get(3)?) }),
+        )
+    }
+
+    fn upsert_link_attachment(&mut self, a: &LinkAttachment) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO link_attachments (owner, link, entity, meeting, reason, evidence) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (owner, link, entity) DO UPDATE SET \
+             meeting = excluded.meeting, reason = excluded.reason, evidence = excluded.evidence",
+            params![self.owner, a.link, a.entity, a.meeting, a.reason, a.evidence],
+        )
+        .map(|_| ())
+    }
+
+    fn list_link_attachments_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<LinkAttachment>> {
+        self.all(
+            "SELECT link, entity, meeting, reason, evidence FROM link_attachments \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY link, entity",
+            params![self.owner, meeting],
+            |row| {
+                Ok(LinkAttachment {
+                    link: row.get(0)?,
+                    entity: row.get(1)?,
+                    meeting: row.get(2)?,
+                    reason: row.get(3)?,
+                    evidence: row.get(4)?,
+                })
+            },
+        )
+    }
+
+    fn list_link_attachments_by_entity(
+        &mut self,
+        entity: &str,
+    ) -> StoreResult<Vec<LinkAttachment>> {
+        self.all(
+            "SELECT link, entity, meeting, reason, evidence FROM link_attachments \
+             WHERE owner = ?1 AND entity = ?2 ORDER BY link",
+            params![self.owner, entity],
+            |row| {
+                Ok(LinkAttachment {
+                    link: row.get(0)?,
+                    entity: row.get(1)?,
+                    meeting: row.get(2)?,
+                    reason: row.get(3)?,
+                    evidence: row.get(4)?,
+                })
+            },
+        )
+    }
+
+    fn delete_link_attachment(&mut self, link: &str, entity: &str) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM link_attachments WHERE owner = ?1 AND link = ?2 AND entity = ?3",
+            params![self.owner, link, entity],
+        )
+        .map(|_| ())
+    }
+
+    fn insert_identifier_source(&mut self, s: &IdentifierSource) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO identifier_sources (owner, scheme, value, meeting, grp, is_primary) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (owner, scheme, value, meeting, grp) \
+             DO UPDATE SET is_primary = max(is_primary, excluded.is_primary)",
+            params![
+                self.owner,
+                s.scheme,
+                s.value,
+                s.meeting,
+                s.group,
+                s.primary as i64
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn list_identifier_sources(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        self.all(
+            "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
+             WHERE owner = ?1 AND scheme = ?2 AND value = ?3 ORDER BY meeting, grp",
+            params![self.owner, scheme, value],
+            |row| {
+                Ok(IdentifierSource {
+                    scheme: row.get(0)?,
+                    value: row.get(1)?,
+                    meeting: row.get(2)?,
+                    group: row.get(3)?,
+                    primary: row.get::<_, i64>(4)? != 0,
+                })
+            },
+        )
+    }
+
+    fn list_identifier_sources_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        self.all(
+            "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
+             WHERE owner = ?1 AND meeting = ?2 ORDER BY scheme, value, grp",
+            params![self.owner, meeting],
+            |row| {
+                Ok(IdentifierSource {
+                    scheme: row.get(0)?,
+                    value: row.get(1)?,
+                    meeting: row.get(2)?,
+                    group: row.get(3)?,
+                    primary: row.get::<_, i64>(4)? != 0,
+                })
+            },
+        )
+    }
+
+    fn delete_identifier_source(&mut self, s: &IdentifierSource) -> StoreResult<()> {
+        self.exec(
+            "DELETE FROM identifier_sources WHERE owner = ?1 AND scheme = ?2 AND value = ?3 \
+             AND meeting = ?4 AND grp = ?5",
+            params![self.owner, s.scheme, s.value, s.meeting, s.group],
+        )
+        .map(|_| ())
+    }
 }
 
 fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {
