@@ -315,7 +315,9 @@ fn cascade_delete(
                     EngineError::NotFound(format!("no meeting with id or external id '{id}'"))
                 })?,
             };
+            let people = crate::people::people_taught_by(tx, &meeting.id)?;
             remove_meeting(tx, &meeting, &mut changes)?;
+            crate::people::reconcile_people(tx, None, &people, &mut changes)?;
             meeting.id
         }
         SourceRef::Note(id) => {

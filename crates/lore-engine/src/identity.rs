@@ -528,15 +528,7 @@ pub fn merge_in_tx(
         );
     }
     for link in tx.list_resource_links_by_entity(from)? {
-        let mut moved = link.clone();
-        moved.entity = Some(to.to_string());
-        tx.delete_resource_link(&link.id)?;
-        tx.upsert_resource_link(&moved)?;
-        changes.record_row(
-            format!("resource_link:{}", link.id),
-            Some(&link),
-            Some(&moved),
-        );
+        move_link(tx, &link, to, changes)?;
     }
     for task in tx.list_tasks_by_entity(from)? {
         let mut moved = task.clone();
@@ -576,6 +568,9 @@ pub fn merge_in_tx(
         if !merged.emails.contains(email) {
             merged.emails.push(email.clone());
         }
+    }
+    if merged.kind == EntityKind::Person {
+        merged.emails = crate::people::canonical_emails(&merged.id, &merged.emails);
     }
     for domain in &absorbed.domains {
         if !merged.domains.contains(domain) {
@@ -780,6 +775,144 @@ fn split_in_tx(
     let pair = [original.id.clone(), new_id.clone()].into_iter().collect();
     crate::links::sync_entities_meetings(tx, &pair, changes)?;
     Ok((new_id, moved))
+}
+
+/// Moves what meetings said about `from` to the existing entity `to`: the evidence of those
+/// meetings (claims re-keyed as in a merge), the names and participant rows of those meetings, their
+/// tasks and links, and the given identifiers. Used when a person's identifiers fell apart (L14).
+pub fn move_meetings_in_tx(
+    tx: &mut dyn Tx,
+    from: &Entity,
+    to: &str,
+    meetings: &[String],
+    identifiers: &[(String, String)],
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let in_meetings =
+        |meeting: &Option<String>| meeting.as_ref().is_some_and(|m| meetings.contains(m));
+    let mut renamed = BTreeMap::new();
+    let mut pending_links = Vec::new();
+    for claim in claims_naming(tx, &from.id)? {
+        let picked: Vec<Evidence> = tx
+            .list_evidence_by_claim(&claim.id)?
+            .into_iter()
+            .filter(|row| in_meetings(&row.meeting))
+            .collect();
+        if picked.is_empty() {
+            continue;
+        }
+        let new_id = repoint_claim(
+            tx,
+            &claim,
+            &picked,
+            false,
+            (&from.id, to),
+            changes,
+            &mut pending_links,
+        )?;
+        renamed.insert(claim.id.clone(), new_id);
+    }
+    restore_links(tx, pending_links, &renamed, changes)?;
+    let existing_aliases = tx.list_aliases(to)?;
+    for alias in tx.list_aliases(&from.id)? {
+        if !meetings.contains(&alias.meeting) {
+            continue;
+        }
+        tx.delete_alias(&alias)?;
+        changes.record_row(alias_key(&alias), Some(&alias), None);
+        let moved = Alias {
+            entity: to.to_string(),
+            ..alias.clone()
+        };
+        if !existing_aliases.contains(&moved) {
+            tx.insert_alias(&moved)?;
+            changes.record_row(alias_key(&moved), None, Some(&moved));
+        }
+    }
+    for participant in tx.list_participants_by_person(&from.id)? {
+        if meetings.contains(&participant.meeting) {
+            let mut moved = participant.clone();
+            moved.person_entity = Some(to.to_string());
+            tx.update_participant(&moved)?;
+            changes.record_row(
+                participant_key(&participant),
+                Some(&participant),
+                Some(&moved),
+            );
+        }
+    }
+    for meeting in meetings {
+        for mapping in tx.list_participant_mappings(meeting)? {
+            if mapping.person_entity.as_deref() == Some(from.id.as_str()) {
+                let mut moved = mapping.clone();
+                moved.person_entity = Some(to.to_string());
+                tx.upsert_participant_mapping(&moved)?;
+                changes.record_row(
+                    crate::participants::mapping_record_key(&mapping),
+                    Some(&mapping),
+                    Some(&moved),
+                );
+            }
+        }
+    }
+    let swap = |id: &Option<String>| {
+        id.as_ref().map(|id| {
+            if *id == from.id {
+                to.to_string()
+            } else {
+                id.clone()
+            }
+        })
+    };
+    for task in tx.list_tasks_by_entity(&from.id)? {
+        if in_meetings(&task.meeting) {
+            let mut moved = task.clone();
+            moved.assignee = swap(&task.assignee);
+            moved.project = swap(&task.project);
+            tx.insert_task(&moved)?;
+            changes.record_row(format!("task:{}", task.id), Some(&task), Some(&moved));
+        }
+    }
+    for link in tx.list_resource_links_by_entity(&from.id)? {
+        if in_meetings(&link.meeting) {
+            move_link(tx, &link, to, changes)?;
+        }
+    }
+    for (scheme, value) in identifiers {
+        if tx.find_entity_by_identifier(scheme, value)?.as_deref() == Some(from.id.as_str()) {
+            tx.delete_identifier(scheme, value)?;
+            tx.insert_identifier(scheme, value, to)?;
+            changes.record(
+                identifier_key(scheme, value),
+                Some(identifier_value(scheme, value, &from.id)),
+                Some(identifier_value(scheme, value, to)),
+            );
+        }
+    }
+    changes.entities.insert(from.id.clone());
+    changes.entities.insert(to.to_string());
+    let pair = [from.id.clone(), to.to_string()].into_iter().collect();
+    crate::links::sync_entities_meetings(tx, &pair, changes)?;
+    Ok(())
+}
+
+/// Re-points a `has_link` resource link to another entity, under the id ingestion gives it there.
+fn move_link(
+    tx: &mut dyn Tx,
+    link: &ResourceLink,
+    to: &str,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    let mut moved = link.clone();
+    moved.entity = Some(to.to_string());
+    if let Some(meeting) = &link.meeting {
+        moved.id = short_id("l_", &[meeting, to, &link.url]);
+    }
+    tx.delete_resource_link(&link.id)?;
+    changes.record_row(format!("resource_link:{}", link.id), Some(link), None);
+    tx.upsert_resource_link(&moved)?;
+    changes.record_row(format!("resource_link:{}", moved.id), None, Some(&moved));
+    Ok(())
 }
 
 pub fn alias_key(alias: &Alias) -> String {

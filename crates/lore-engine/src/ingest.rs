@@ -216,6 +216,7 @@ fn ingest_in_tx(
         .extend(candidates.diagnostics.iter().cloned());
     let mut outcome = IngestOutcome::Created;
     let mut previously_recorded: BTreeMap<String, Ts> = BTreeMap::new();
+    let mut replaced_people = std::collections::BTreeSet::new();
     if let Some(existing) = tx.find_meeting_by_external_id(&input.external_id)? {
         if let Some(run) = tx.find_run(&existing.id, &bundle.content_hash, extractor)? {
             return Ok(unchanged_report(existing, run.revision));
@@ -225,6 +226,7 @@ fn ingest_in_tx(
         for row in tx.list_evidence_by_meeting(&existing.id)? {
             previously_recorded.insert(row.id, row.recorded_at);
         }
+        replaced_people = crate::people::people_taught_by(tx, &existing.id)?;
         remove_meeting(tx, &existing, &mut changes)?;
         outcome = IngestOutcome::Replaced;
     }
@@ -493,6 +495,7 @@ fn ingest_in_tx(
     let (stored_claims, rejected) =
         store_extraction(engine, tx, candidates, &scope, &context, &mut changes)?;
 
+    crate::people::reconcile_people(tx, Some(&meeting_id), &replaced_people, &mut changes)?;
     let touched_slots = changes.slots.clone();
     settle(tx, &mut changes, now)?;
     crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;

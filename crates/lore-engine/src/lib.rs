@@ -17,6 +17,7 @@ mod inspect;
 mod links;
 pub mod markdown;
 mod participants;
+mod people;
 mod resolve;
 mod search;
 mod sources;

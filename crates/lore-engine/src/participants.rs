@@ -177,6 +177,8 @@ impl Engine {
                 }
             }
             changes.entities.insert(person.id.clone());
+            let people = [person.id.clone()].into_iter().collect();
+            crate::people::reconcile_people(tx, None, &people, &mut changes)?;
             settle(tx, &mut changes, now)?;
             let revision = changes.write_revision(
                 tx,

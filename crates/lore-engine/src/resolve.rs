@@ -204,6 +204,19 @@ pub fn resolve_participant(
             id.clone()
         }
         (None, Some(_), _) => resolve(tx, &reference, Some(scope), changes)?,
+        // Additional emails without a primary one: the smallest identifies the person.
+        (None, None, _) if !emails.is_empty() => {
+            let first = emails.iter().min().cloned().unwrap_or_default();
+            find_or_create(
+                tx,
+                &reference,
+                "email",
+                &first,
+                EntityStatus::Active,
+                Some(scope),
+                changes,
+            )?
+        }
         (None, None, Some(platform_id)) => find_or_create(
             tx,
             &reference,
@@ -385,20 +398,27 @@ fn add_identifier(
     value: &str,
     changes: &mut Changes,
 ) -> EngineResult<()> {
-    if value.is_empty() || tx.find_entity_by_identifier(scheme, value)?.is_some() {
+    if value.is_empty() {
         return Ok(());
     }
-    tx.insert_identifier(scheme, value, person)?;
-    changes.record(
-        format!("identifier:{scheme}|{value}"),
-        None,
-        Some(json!({"scheme": scheme, "value": value, "entity": person})),
-    );
+    match tx.find_entity_by_identifier(scheme, value)? {
+        Some(holder) if holder != person => return Ok(()),
+        Some(_) => {}
+        None => {
+            tx.insert_identifier(scheme, value, person)?;
+            changes.record(
+                format!("identifier:{scheme}|{value}"),
+                None,
+                Some(json!({"scheme": scheme, "value": value, "entity": person})),
+            );
+        }
+    }
     if scheme == "email" {
         if let Some(entity) = tx.find_entity(person)? {
             if !entity.emails.iter().any(|e| e == value) {
                 let mut updated = entity.clone();
                 updated.emails.push(value.to_string());
+                updated.emails = crate::people::canonical_emails(person, &updated.emails);
                 tx.upsert_entity(&updated)?;
                 changes.record_row(format!("entity:{person}"), Some(&entity), Some(&updated));
             }

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use lore_engine::{state_dump, Engine, SourceRef};
 use lore_ingest::Bundle;
 use proptest::prelude::*;
+use serde_json::json;
 
 use common::{assert_consistent, examples_dir, memory_engine, TestClock};
 
@@ -22,12 +23,57 @@ fn example_bundles() -> Vec<Bundle> {
         .collect();
     files.sort();
     let registry = lore_core::Registry::builtin();
-    files
+    let mut bundles: Vec<Bundle> = files
         .iter()
         .map(|file| {
             let text = std::fs::read_to_string(file).unwrap();
             lore_ingest::parse_bundle(&text, &registry, file.parent()).unwrap()
         })
+        .collect();
+    bundles.extend(people_bundles());
+    bundles
+}
+
+/// Meetings where one person is known by several identifiers (L15): a work email with a personal
+/// one as additional, the personal one alone, the work email with a stable platform id, and the
+/// platform id with the personal email but no primary address. Any two of the first, third and
+/// fourth join all three identifiers; the second and third alone are two people.
+fn people_bundles() -> Vec<Bundle> {
+    let work = "dana@northwind.example";
+    let personal = "dana.r@gmail.com";
+    let said = |text: &str| json!([{"id": "s1", "start_ms": 0, "end_ms": 3000, "speaker": "S1", "text": text}]);
+    let claim = |subject: serde_json::Value, predicate: &str, value: &str| {
+        json!({"subject": subject, "predicate": predicate, "value": value, "authority": "first_party",
+               "evidence": {"segment_ids": ["s1"]}})
+    };
+    let documents = [
+        json!({"meeting": {"external_id": "dana-1", "title": "Design sync", "started_at": "2026-08-05T10:00:00Z"},
+               "participants": [{"display_name": "Dana Reyes", "email": work, "emails": [personal], "speaker_label": "S1"},
+                                {"display_name": "Omar Haddad", "email": "omar@northwind.example", "speaker_label": "S2"}],
+               "segments": [{"id": "s1", "start_ms": 0, "end_ms": 3000, "speaker": "S1", "text": "I'm the design lead now."},
+                            {"id": "s2", "start_ms": 3000, "end_ms": 6000, "speaker": "S2",
+                             "text": "I report to Dana; notes at https://docs.example.com/dana-notes"}],
+               "claims": [claim(json!({"kind": "person", "name": "Dana Reyes", "email": work}), "has_title", "Design Lead"),
+                          {"subject": {"kind": "person", "name": "Omar Haddad", "email": "omar@northwind.example"},
+                           "predicate": "reports_to", "object": {"kind": "person", "name": "Dana Reyes", "email": personal},
+                           "authority": "first_party", "evidence": {"segment_ids": ["s2"]}}]}),
+        json!({"meeting": {"external_id": "dana-2", "title": "Coffee", "started_at": "2026-08-12T10:00:00Z"},
+               "participants": [{"display_name": "Dana R.", "email": personal, "speaker_label": "S1"}],
+               "segments": said("I moved to Oslo."),
+               "claims": [claim(json!({"kind": "person", "name": "Dana R.", "email": personal}), "located_in", "Oslo")]}),
+        json!({"meeting": {"external_id": "dana-3", "title": "Tools", "started_at": "2026-08-19T10:00:00Z"},
+               "participants": [{"display_name": "Dana Reyes", "email": work, "platform_stable_id": "slack:U123", "speaker_label": "S1"}],
+               "segments": said("I know Figma well."),
+               "claims": [claim(json!({"kind": "person", "name": "Dana Reyes", "email": work}), "has_skill", "Figma")]}),
+        json!({"meeting": {"external_id": "dana-4", "title": "Promotion", "started_at": "2026-08-26T10:00:00Z"},
+               "participants": [{"display_name": "Dana", "platform_stable_id": "slack:U123", "emails": [personal], "speaker_label": "S1"}],
+               "segments": said("Now I'm Principal Designer."),
+               "claims": [claim(json!({"kind": "person", "name": "Dana"}), "has_title", "Principal Designer")]}),
+    ];
+    let registry = lore_core::Registry::builtin();
+    documents
+        .iter()
+        .map(|document| lore_ingest::parse_bundle(&document.to_string(), &registry, None).unwrap())
         .collect()
 }
 
@@ -62,7 +108,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn l14_any_order_of_ingests_and_deletes_gives_the_same_state(ops in op_strategy(10)) {
+    fn l14_any_order_of_ingests_and_deletes_gives_the_same_state(ops in op_strategy(14)) {
         let bundles = example_bundles();
         let clock = TestClock::new("2026-12-01T00:00:00Z");
         let engine = memory_engine(&clock);
@@ -72,6 +118,65 @@ proptest! {
         let expected = reference_dump(&bundles, &present);
         prop_assert!(actual == expected, "state differs after {:?}:\n{}", ops, first_difference(&actual, &expected));
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// L14 with L15: a person known by several emails and a platform id gets the same id and rows
+    /// whatever the order of the meetings that taught them, and deleting the meeting that joined
+    /// two identifiers divides the person again.
+    #[test]
+    fn l14_people_with_additional_emails_in_any_order(ops in proptest::collection::vec(
+        prop_oneof![3 => (10..14usize).prop_map(Op::Ingest), 2 => (10..14usize).prop_map(Op::Delete)], 1..12)) {
+        let bundles = example_bundles();
+        let clock = TestClock::new("2026-12-01T00:00:00Z");
+        let engine = memory_engine(&clock);
+        let present = apply(&engine, &bundles, &ops);
+        assert_consistent(&engine, OWNER, "after random operations");
+        let actual = state_dump(&engine, OWNER).unwrap();
+        let expected = reference_dump(&bundles, &present);
+        prop_assert!(actual == expected, "state differs after {:?}:\n{}", ops, first_difference(&actual, &expected));
+    }
+}
+
+/// The person rows of a dump whose name starts with "Dana".
+fn danas(dump: &serde_json::Value) -> Vec<String> {
+    dump["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["canonical_name"].as_str().unwrap().starts_with("Dana"))
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn l14_l15_a_joining_meeting_joins_and_its_deletion_divides() {
+    let bundles = example_bundles();
+    let clock = TestClock::new("2026-12-01T00:00:00Z");
+    let engine = memory_engine(&clock);
+    // The personal address alone, then the work address with the platform id: two people.
+    apply(&engine, &bundles, &[Op::Ingest(11), Op::Ingest(12)]);
+    assert_eq!(danas(&state_dump(&engine, OWNER).unwrap()).len(), 2);
+    // A meeting that gives both addresses for one participant joins them, under the id of the
+    // smallest primary address, as if it had come first.
+    let present = apply(
+        &engine,
+        &bundles,
+        &[Op::Ingest(11), Op::Ingest(12), Op::Ingest(10)],
+    );
+    assert_consistent(&engine, OWNER, "after the join");
+    let joined = state_dump(&engine, OWNER).unwrap();
+    assert_eq!(danas(&joined).len(), 1);
+    assert_eq!(joined, reference_dump(&bundles, &present));
+    // Deleting it divides them again, exactly as if it had never been ingested.
+    let present = apply(&engine, &bundles, &[Op::Ingest(10), Op::Delete(10)]);
+    let present: BTreeSet<usize> = present.union(&[11, 12].into()).copied().collect();
+    assert_consistent(&engine, OWNER, "after the division");
+    let divided = state_dump(&engine, OWNER).unwrap();
+    assert_eq!(danas(&divided).len(), 2);
+    assert_eq!(divided, reference_dump(&bundles, &present));
 }
 
 #[test]
