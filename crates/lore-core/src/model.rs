@@ -471,3 +471,14 @@ pub struct IdentifierSource {
     pub group: String,
     pub primary: bool,
 }
+
+/// A tag a meeting applied to a project or concept (L17): in that meeting, a reference to the
+/// entity whose slug (or key) is `key` resolves by the tag instead, so the same tag in two meetings
+/// names one entity whatever it was called. Deleted with its meeting; the owner's `Tag` row stays.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct MeetingTag {
+    pub meeting: String,
+    pub tag: String,
+    pub kind: EntityKind,
+    pub key: String,
+}

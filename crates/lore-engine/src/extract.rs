@@ -198,6 +198,7 @@ fn stored_bundle(tx: &mut dyn Tx, meeting: &Meeting) -> EngineResult<Bundle> {
         attachments,
         links: Vec::new(),
         tasks: Vec::new(),
+        tags: Vec::new(),
         claims: None,
         content_hash: meeting.content_hash.clone(),
     })
@@ -250,6 +251,11 @@ fn extract_in_tx(
             .filter(|p| !p.excluded)
             .filter_map(|p| p.email.as_deref())
             .filter_map(|email| email.split_once('@').map(|(_, domain)| domain.to_string()))
+            .collect(),
+        tag_keys: tx
+            .list_meeting_tags(&meeting.id)?
+            .into_iter()
+            .map(|t| ((t.kind, t.key), t.tag))
             .collect(),
     };
     let mut speaker_names = BTreeMap::new();

@@ -279,6 +279,7 @@ fn ingest_in_tx(
             .flat_map(|p| p.email.iter().chain(p.additional_emails.iter()))
             .filter_map(|email| email.split_once('@').map(|(_, domain)| domain.to_string()))
             .collect(),
+        tag_keys: crate::tags::store_meeting_tags(tx, &meeting_id, &bundle.tags, &mut changes)?,
     };
     let mut speaker_names: BTreeMap<String, String> = BTreeMap::new();
     let mappings = tx.list_participant_mappings(&meeting_id)?;
@@ -343,6 +344,7 @@ fn ingest_in_tx(
             excluded,
         })?;
     }
+    crate::tags::name_tagged_entities(tx, &bundle.tags, &scope, &mut changes)?;
     // Manual adds that the bundle does not list are re-applied after it.
     let mut next_idx = bundle.participants.len() as i64;
     for mapping in &mappings {

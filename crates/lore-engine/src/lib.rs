@@ -21,6 +21,7 @@ mod people;
 mod resolve;
 mod search;
 mod sources;
+mod tags;
 mod temporal;
 mod tokens;
 mod transcripts;

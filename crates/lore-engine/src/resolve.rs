@@ -24,6 +24,8 @@ pub struct MeetingScope<'a> {
     pub participants_by_name: BTreeMap<String, String>,
     /// Domains of the participants' verified emails (L16).
     pub participant_domains: Vec<String>,
+    /// Tags this meeting linked to projects and concepts: `(kind, slug or key)` -> tag key (L17).
+    pub tag_keys: BTreeMap<(EntityKind, String), String>,
 }
 
 /// L16: a company named without a domain takes the verified email domain of a participant of the
@@ -87,13 +89,22 @@ fn identifier(
             }
         }
         EntityKind::Project | EntityKind::Concept => {
-            let key = reference
-                .key
-                .clone()
-                .unwrap_or_else(|| slug(&reference.name));
+            let key = reference_key(reference);
+            // L17: a tag the meeting linked to this entity is its key there.
+            let key = scope
+                .and_then(|s| s.tag_keys.get(&(reference.kind, key.clone())).cloned())
+                .unwrap_or(key);
             (format!("key:{}", reference.kind), key, EntityStatus::Active)
         }
     }
+}
+
+/// The key a project or concept reference carries: its `key`, else the slug of its name.
+pub fn reference_key(reference: &EntityRef) -> String {
+    reference
+        .key
+        .clone()
+        .unwrap_or_else(|| slug(&reference.name))
 }
 
 /// Mail providers whose domain says nothing about where a person works (L16).

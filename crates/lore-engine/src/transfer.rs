@@ -33,6 +33,7 @@ struct OwnerData {
     task_decisions: Vec<(String, TaskStatus)>,
     link_attachments: Vec<LinkAttachment>,
     identifier_sources: Vec<IdentifierSource>,
+    meeting_tags: Vec<MeetingTag>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -72,6 +73,7 @@ fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
             .extend(tx.list_link_attachments_by_meeting(&meeting.id)?);
         data.identifier_sources
             .extend(tx.list_identifier_sources_by_meeting(&meeting.id)?);
+        data.meeting_tags.extend(tx.list_meeting_tags(&meeting.id)?);
     }
     data.entities = tx.list_entities()?;
     for entity in &data.entities {
@@ -182,6 +184,9 @@ fn write_all(tx: &mut dyn Tx, data: &OwnerData) -> EngineResult<()> {
     }
     for row in &data.identifier_sources {
         tx.insert_identifier_source(row)?;
+    }
+    for row in &data.meeting_tags {
+        tx.insert_meeting_tag(row)?;
     }
     Ok(())
 }

@@ -411,7 +411,9 @@ fn undo_ingest(
         )));
     };
     let mut changes = Changes::default();
+    let people = crate::people::people_taught_by(tx, &meeting.id)?;
     crate::apply::remove_meeting(tx, &meeting, &mut changes)?;
+    crate::people::reconcile_people(tx, None, &people, &mut changes)?;
     settle(tx, &mut changes, now)?;
     let id = changes.write_revision(
         tx,

@@ -18,6 +18,9 @@ pub struct Bundle {
     pub attachments: Vec<AttachmentInput>,
     pub links: Vec<LinkInput>,
     pub tasks: Vec<TaskInput>,
+    /// Tags the meeting applies; a tag may link a project or concept (L17: the tag keys it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<TagInput>,
     /// None when the bundle has no "claims" key (an extractor would run); Some(empty) when it is [].
     pub claims: Option<Vec<ClaimCandidate>>,
     /// sha256 hex of the canonical JSON of the whole input (object keys sorted recursively, compact), so that
@@ -88,6 +91,16 @@ pub struct AttachmentInput {
     /// The file to read: `base_dir` joined with the bundle's relative path when a base folder was given,
     /// otherwise the relative path as written.
     pub path: Option<PathBuf>,
+}
+
+/// A tag applied in a meeting (SPEC 2.1). `key` is the normalized name (`#Atlas Launch` ->
+/// `atlas-launch`); a linked `entity` (a project or concept) resolves by that key instead of its slug.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TagInput {
+    pub name: String,
+    pub key: String,
+    pub description: Option<String>,
+    pub entity: Option<EntityRef>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

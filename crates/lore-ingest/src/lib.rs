@@ -19,7 +19,7 @@ mod vtt;
 pub use ami::{detokenize, is_ami_json, parse_ami, AmiMeeting, AMI_BASE_DATE};
 pub use bundle::{
     AttachmentInput, Bundle, ClaimCandidate, EntityRef, EvidenceInput, LinkInput, MeetingInput,
-    NoteInput, ParticipantInput, SegmentInput, SeriesInput, TaskInput,
+    NoteInput, ParticipantInput, SegmentInput, SeriesInput, TagInput, TaskInput,
 };
 pub use canonical::canonical_json_hash;
 pub use error::{BundleErrors, FieldError};

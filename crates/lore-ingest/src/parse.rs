@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::bundle::{
     AttachmentInput, Bundle, ClaimCandidate, EntityRef, EvidenceInput, LinkInput, MeetingInput,
-    NoteInput, ParticipantInput, SegmentInput, SeriesInput, TaskInput,
+    NoteInput, ParticipantInput, SegmentInput, SeriesInput, TagInput, TaskInput,
 };
 use crate::canonical::canonical_json_hash;
 use crate::error::{BundleErrors, FieldError};
@@ -35,6 +35,7 @@ const BUNDLE_FIELDS: &[&str] = &[
     "links",
     "tasks",
     "claims",
+    "tags",
 ];
 const MEETING_FIELDS: &[&str] = &[
     "external_id",
@@ -57,6 +58,7 @@ const SEGMENT_FIELDS: &[&str] = &["id", "start_ms", "end_ms", "speaker", "attrib
 const NOTE_FIELDS: &[&str] = &["id", "created_at", "author", "text"];
 const ATTACHMENT_FIELDS: &[&str] = &["id", "kind", "filename", "media_type", "created_at", "path"];
 const LINK_FIELDS: &[&str] = &["url", "label", "provenance"];
+const TAG_FIELDS: &[&str] = &["name", "description", "entity"];
 const TASK_FIELDS: &[&str] = &[
     "title", "assignee", "project", "due_at", "status", "evidence",
 ];
@@ -138,6 +140,7 @@ pub fn parse_bundle_value(
     let notes = read_notes(&mut reader, top);
     let attachments = read_attachments(&mut reader, top, base_dir);
     let links = read_links(&mut reader, top);
+    let tags = read_tags(&mut reader, top);
     let sources = Sources::new(&segments, &notes, &attachments);
     let tasks = read_tasks(&mut reader, top, &sources);
     let claims =
@@ -152,6 +155,7 @@ pub fn parse_bundle_value(
             attachments,
             links,
             tasks,
+            tags,
             claims,
             content_hash,
         }),
@@ -508,6 +512,56 @@ fn read_links(reader: &mut Reader, top: &Object) -> Vec<LinkInput> {
         }
     }
     links
+}
+
+/// Tags: a name, an optional description, and optionally the project or concept the tag links.
+fn read_tags(reader: &mut Reader, top: &Object) -> Vec<TagInput> {
+    let mut tags: Vec<TagInput> = Vec::new();
+    for (index, value) in reader.optional_array(top, "", "tags").iter().enumerate() {
+        let path = item("tags", index);
+        let Some(map) = reader.object(value, &path, TAG_FIELDS) else {
+            continue;
+        };
+        let name = reader
+            .required_string(map, &path, "name")
+            .map(|name| collapse_whitespace(&name));
+        let key = name.as_deref().map(slug).unwrap_or_default();
+        if name.is_some() && key.is_empty() {
+            reader.fail(child(&path, "name"), "a tag name needs letters or digits");
+        }
+        let description = reader
+            .optional_string(map, &path, "description")
+            .map(|text| collapse_whitespace(&text))
+            .filter(|text| !text.is_empty());
+        let entity_path = child(&path, "entity");
+        let entity =
+            field(map, "entity").and_then(|value| read_entity(reader, value, &entity_path));
+        if let Some(entity) = &entity {
+            if !matches!(entity.kind, EntityKind::Project | EntityKind::Concept) {
+                reader.fail(
+                    child(&entity_path, "kind"),
+                    format!("a tag links a project or a concept, not a {}", entity.kind),
+                );
+            }
+        }
+        if let (Some(other), Some(entity)) = (tags.iter().find(|t| t.key == key), &entity) {
+            if other.entity.as_ref().is_some_and(|e| e != entity) {
+                reader.fail(
+                    child(&path, "name"),
+                    format!("tag '{key}' links two different entities in one bundle"),
+                );
+            }
+        }
+        if let Some(name) = name {
+            tags.push(TagInput {
+                name,
+                key,
+                description,
+                entity,
+            });
+        }
+    }
+    tags
 }
 
 fn read_url(

@@ -306,4 +306,7 @@ pub trait Tx {
         meeting: &str,
     ) -> StoreResult<Vec<IdentifierSource>>;
     fn delete_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()>;
+    /// Records that a meeting tagged a project or concept (deleted with the meeting).
+    fn insert_meeting_tag(&mut self, tag: &MeetingTag) -> StoreResult<()>;
+    fn list_meeting_tags(&mut self, meeting: &str) -> StoreResult<Vec<MeetingTag>>;
 }

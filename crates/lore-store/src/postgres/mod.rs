@@ -1608,6 +1608,41 @@ impl Tx for PgTx<'_, '_> {
         )
         .map(|_| ())
     }
+
+    fn insert_meeting_tag(&mut self, t: &MeetingTag) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "INSERT INTO meeting_tags (owner, meeting, tag, kind, key) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (owner, meeting, tag, kind, key) DO NOTHING",
+            &[&owner, &t.meeting, &t.tag, &t.kind.as_str(), &t.key],
+        )
+        .map(|_| ())
+    }
+
+    fn list_meeting_tags(&mut self, meeting: &str) -> StoreResult<Vec<MeetingTag>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT meeting, tag, kind, key FROM meeting_tags WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY tag COLLATE \"C\", kind COLLATE \"C\", key COLLATE \"C\"",
+            &[&owner, &meeting],
+            meeting_tag_row,
+        )
+    }
+}
+
+fn meeting_tag_row(row: &postgres::Row) -> StoreResult<MeetingTag> {
+    let value = |index: usize| -> StoreResult<String> {
+        row.try_get(index)
+            .map_err(|error| StoreError::Backend(error.to_string()))
+    };
+    let kind = value(2)?;
+    Ok(MeetingTag {
+        meeting: value(0)?,
+        tag: value(1)?,
+        kind: EntityKind::parse(&kind)
+            .ok_or_else(|| StoreError::Backend(format!("unknown entity kind '{kind}'")))?,
+        key: value(3)?,
+    })
 }
 
 fn link_attachment_row(row: &postgres::Row) -> StoreResult<LinkAttachment> {

@@ -476,3 +476,14 @@ CREATE TABLE identifier_sources (
     PRIMARY KEY (owner, scheme, value, meeting, grp)
 );
 CREATE INDEX identifier_sources_by_meeting ON identifier_sources (owner, meeting);
+
+-- Identity: tags a meeting linked to a project or concept (L17); deleted with the meeting.
+CREATE TABLE meeting_tags (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (owner, meeting, tag, kind, key),
+    FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
+);

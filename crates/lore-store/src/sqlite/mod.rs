@@ -1725,6 +1725,38 @@ impl Tx for SqliteTx<'_> {
         )
         .map(|_| ())
     }
+
+    fn insert_meeting_tag(&mut self, t: &MeetingTag) -> StoreResult<()> {
+        self.exec(
+            "INSERT INTO meeting_tags (owner, meeting, tag, kind, key) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (owner, meeting, tag, kind, key) DO NOTHING",
+            params![self.owner, t.meeting, t.tag, t.kind.as_str(), t.key],
+        )
+        .map(|_| ())
+    }
+
+    fn list_meeting_tags(&mut self, meeting: &str) -> StoreResult<Vec<MeetingTag>> {
+        self.all(
+            "SELECT meeting, tag, kind, key FROM meeting_tags WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY tag, kind, key",
+            params![self.owner, meeting],
+            |row| {
+                let kind: String = row.get(2)?;
+                Ok(MeetingTag {
+                    meeting: row.get(0)?,
+                    tag: row.get(1)?,
+                    kind: EntityKind::parse(&kind).ok_or_else(|| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            2,
+                            rusqlite::types::Type::Text,
+                            format!("unknown entity kind '{kind}'").into(),
+                        )
+                    })?,
+                    key: row.get(3)?,
+                })
+            },
+        )
+    }
 }
 
 fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {

@@ -482,3 +482,15 @@ CREATE TABLE identifier_sources (
     PRIMARY KEY (owner, scheme, value, meeting, grp)
 ) WITHOUT ROWID;
 CREATE INDEX identifier_sources_by_meeting ON identifier_sources (owner, meeting);
+
+-- Identity (issue 3): tags a meeting linked to a project or concept (L17: in that meeting, the
+-- entity whose slug is `key` resolves by the tag). Deleted with the meeting; `tags` rows stay.
+CREATE TABLE meeting_tags (
+    owner TEXT NOT NULL,
+    meeting TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (owner, meeting, tag, kind, key),
+    FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
+) WITHOUT ROWID;
