@@ -122,12 +122,20 @@ fn reconcile_person(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> EngineR
     if !adjustable(&entity) {
         return Ok(());
     }
+    let identifiers: Vec<(String, String)> = tx
+        .list_identifiers_by_entity(id)?
+        .into_iter()
+        .filter(|(scheme, _)| PERSON_SCHEMES.contains(&scheme.as_str()))
+        .collect();
+    // The common case, one identifier that the id derives from: nothing can change.
+    if let [(scheme, value)] = identifiers.as_slice() {
+        if person_id(scheme, value) == entity.id {
+            return Ok(());
+        }
+    }
     // The person's identifiers with the meetings that taught them.
     let mut sourced: BTreeMap<(String, String), Vec<IdentifierSource>> = BTreeMap::new();
-    for (scheme, value) in tx.list_identifiers_by_entity(id)? {
-        if !PERSON_SCHEMES.contains(&scheme.as_str()) {
-            continue;
-        }
+    for (scheme, value) in identifiers {
         let sources = tx.list_identifier_sources(&scheme, &value)?;
         if !sources.is_empty() {
             sourced.insert((scheme, value), sources);

@@ -303,19 +303,10 @@ fn record_source(
         group: group.to_string(),
         primary,
     };
-    let existing = tx
-        .list_identifier_sources(scheme, value)?
-        .into_iter()
-        .find(|row| row.meeting == source.meeting && row.group == source.group);
-    if existing.as_ref().is_some_and(|row| row.primary || !primary) {
-        return Ok(());
-    }
+    // Rows are per meeting, so they are new in this transaction (a replaced meeting's were removed
+    // first); a second row for the same group only ever upgrades it to primary.
     tx.insert_identifier_source(&source)?;
-    changes.record_row(
-        identifier_source_key(&source),
-        existing.as_ref(),
-        Some(&source),
-    );
+    changes.record_row(identifier_source_key(&source), None, Some(&source));
     Ok(())
 }
 

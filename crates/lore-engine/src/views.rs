@@ -110,6 +110,17 @@ pub struct LinkView {
     pub ingested_status: String,
     pub external_key: Option<String>,
     pub provenance: LinkProvenance,
+    /// For a meeting link attached to the entity: the meeting (external id) and why it concerns
+    /// the entity (`claim` with its evidence id, `repository`, `organization` or `title`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attached: Option<AttachedBy>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AttachedBy {
+    pub meeting: String,
+    pub reason: String,
+    pub evidence: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -242,6 +253,7 @@ impl Engine {
                     ingested_status: l.ingested_status,
                     external_key: l.external_key,
                     provenance: l.provenance,
+                    attached: None,
                 })
                 .collect();
             Ok(Projection {
@@ -347,21 +359,34 @@ pub(crate) fn entity_view(
     alias_names.retain(|a| a != entity.display_name());
     observations.extend(aliases.iter().map(|a| (a.observed_at, MENTION_WEIGHT)));
 
-    let mut stored_links = tx.list_resource_links_by_entity(&entity.id)?;
-    for link in crate::links::attached_links(tx, &entity.id)? {
-        if !stored_links.iter().any(|l| l.url == link.url) {
-            stored_links.push(link);
+    let mut stored_links: Vec<(ResourceLink, Option<AttachedBy>)> = tx
+        .list_resource_links_by_entity(&entity.id)?
+        .into_iter()
+        .map(|link| (link, None))
+        .collect();
+    for (link, attachment) in crate::links::attached_links(tx, &entity.id)? {
+        if !stored_links.iter().any(|(l, _)| l.url == link.url) {
+            let meeting = tx
+                .find_meeting(&attachment.meeting)?
+                .map_or(attachment.meeting.clone(), |m| m.external_id);
+            let attached = AttachedBy {
+                meeting,
+                reason: attachment.reason,
+                evidence: attachment.evidence,
+            };
+            stored_links.push((link, Some(attached)));
         }
     }
     let links = stored_links
         .into_iter()
-        .map(|l| LinkView {
+        .map(|(l, attached)| LinkView {
             url: l.url,
             resource_type: l.resource_type,
             title: l.title,
             ingested_status: l.ingested_status,
             external_key: l.external_key,
             provenance: l.provenance,
+            attached,
         })
         .collect();
     let mut tasks = Vec::new();

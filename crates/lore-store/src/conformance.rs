@@ -18,6 +18,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     search_index_follows_every_write_and_stays_per_owner(make_store().as_ref());
     status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
     identity_rows_restore_in_place(make_store().as_ref());
+    identity_facts_round_trip_per_owner(make_store().as_ref());
     api_tokens_round_trip_by_hash_only(make_store().as_ref());
 }
 
@@ -597,4 +598,89 @@ fn identity_rows_restore_in_place(store: &dyn Store) {
         Ok(())
     })
     .expect("deleting a participant mapping");
+}
+
+/// Link attachments, identifier sources and meeting tags: round trips, replacement, deletion, the
+/// meeting's cascade for its tags, and owner isolation.
+fn identity_facts_round_trip_per_owner(store: &dyn Store) {
+    let attachment = LinkAttachment {
+        link: "l1".into(),
+        entity: "e1".into(),
+        meeting: "m1".into(),
+        reason: "claim".into(),
+        evidence: Some("v1".into()),
+    };
+    let source = IdentifierSource {
+        scheme: "email".into(),
+        value: "a@x.io".into(),
+        meeting: "m1".into(),
+        group: "email:a@x.io".into(),
+        primary: false,
+    };
+    let tag = MeetingTag {
+        meeting: "m1".into(),
+        tag: "launch".into(),
+        kind: EntityKind::Project,
+        key: "atlas".into(),
+    };
+    write(store, "o", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.upsert_entity(&sample_entity("e1"))?;
+        tx.insert_alias(&Alias {
+            entity: "e1".into(),
+            alias: "Al".into(),
+            meeting: "m1".into(),
+            observed_at: Ts(3),
+        })?;
+        assert_eq!(tx.list_aliases_by_meeting("m1")?.len(), 1);
+        tx.upsert_link_attachment(&attachment)?;
+        let mut replaced = attachment.clone();
+        replaced.reason = "title".into();
+        replaced.evidence = None;
+        tx.upsert_link_attachment(&replaced)?;
+        assert_eq!(
+            tx.list_link_attachments_by_meeting("m1")?,
+            vec![replaced.clone()]
+        );
+        assert_eq!(tx.list_link_attachments_by_entity("e1")?, vec![replaced]);
+        tx.insert_identifier_source(&source)?;
+        let mut primary = source.clone();
+        primary.primary = true;
+        tx.insert_identifier_source(&primary)?;
+        tx.insert_identifier_source(&source)?;
+        assert_eq!(
+            tx.list_identifier_sources("email", "a@x.io")?,
+            vec![primary.clone()],
+            "a source once primary stays primary"
+        );
+        assert_eq!(tx.list_identifier_sources_by_meeting("m1")?, vec![primary]);
+        tx.insert_meeting_tag(&tag)?;
+        tx.insert_meeting_tag(&tag)?;
+        assert_eq!(tx.list_meeting_tags("m1")?, vec![tag.clone()]);
+        Ok(())
+    })
+    .expect("identity facts round trip");
+    write(store, "other", |tx| {
+        assert!(tx.list_link_attachments_by_meeting("m1")?.is_empty());
+        assert!(tx.list_link_attachments_by_entity("e1")?.is_empty());
+        assert!(tx.list_identifier_sources("email", "a@x.io")?.is_empty());
+        assert!(tx.list_identifier_sources_by_meeting("m1")?.is_empty());
+        assert!(tx.list_meeting_tags("m1")?.is_empty());
+        assert!(tx.list_aliases_by_meeting("m1")?.is_empty());
+        Ok(())
+    })
+    .expect("identity facts are owner-scoped");
+    write(store, "o", |tx| {
+        tx.delete_link_attachment("l1", "e1")?;
+        tx.delete_identifier_source(&source)?;
+        assert!(tx.list_link_attachments_by_entity("e1")?.is_empty());
+        assert!(tx.list_identifier_sources("email", "a@x.io")?.is_empty());
+        tx.delete_meeting("m1")?;
+        assert!(
+            tx.list_meeting_tags("m1")?.is_empty(),
+            "tags go with their meeting"
+        );
+        Ok(())
+    })
+    .expect("deleting identity facts");
 }
