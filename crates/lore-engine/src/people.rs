@@ -193,6 +193,10 @@ fn reconcile_person(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> EngineR
             .filter(|m| counts[m] == 1)
             .cloned()
             .collect();
+        if own.is_empty() {
+            // Every meeting of this part also names another part: nothing can move apart.
+            continue;
+        }
         let current = tx
             .find_entity(&entity.id)?
             .unwrap_or_else(|| entity.clone());
