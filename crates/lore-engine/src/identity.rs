@@ -771,6 +771,22 @@ fn split_in_tx(
             );
         }
     }
+    // In a moved meeting, whatever resolved to the original (an email, a key, a linked tag) now
+    // resolves to the new entity, so re-ingesting that meeting never joins the pair again (L18).
+    for meeting in &meetings {
+        let scheme = crate::resolve::split_scheme(meeting);
+        if tx
+            .find_entity_by_identifier(&scheme, &original.id)?
+            .is_none()
+        {
+            tx.insert_identifier(&scheme, &original.id, &new_id)?;
+            changes.record(
+                identifier_key(&scheme, &original.id),
+                None,
+                Some(identifier_value(&scheme, &original.id, &new_id)),
+            );
+        }
+    }
     tombstone_pair(tx, &original.id, &new_id, changes)?;
     let pair = [original.id.clone(), new_id.clone()].into_iter().collect();
     crate::links::sync_entities_meetings(tx, &pair, changes)?;

@@ -99,6 +99,27 @@ fn identifier(
     }
 }
 
+/// The identifier scheme that redirects, within one meeting, an entity to the one a user split
+/// that meeting's evidence off to (`split:<meeting>`, value = the original entity).
+pub fn split_scheme(meeting: &str) -> String {
+    format!("split:{meeting}")
+}
+
+/// The entity `id` stands for in the scope's meeting: the split-off one when the user split this
+/// meeting away from it (L18), else itself.
+fn split_redirect(
+    tx: &mut dyn Tx,
+    id: String,
+    scope: Option<&MeetingScope>,
+) -> EngineResult<String> {
+    let Some(scope) = scope else {
+        return Ok(id);
+    };
+    Ok(tx
+        .find_entity_by_identifier(&split_scheme(scope.meeting_id), &id)?
+        .unwrap_or(id))
+}
+
 /// The key a project or concept reference carries: its `key`, else the slug of its name.
 pub fn reference_key(reference: &EntityRef) -> String {
     reference
@@ -208,6 +229,10 @@ pub fn resolve_participant(
             break;
         }
     }
+    let known = match known {
+        Some(id) => Some(split_redirect(tx, id, Some(scope))?),
+        None => None,
+    };
     let person = match (&known, &participant.email, &participant.platform_stable_id) {
         (Some(id), _, _) => {
             changes.entities.insert(id.clone());
@@ -450,7 +475,7 @@ fn find_or_create(
 ) -> EngineResult<String> {
     let (scheme, value) = (scheme.to_string(), value.to_string());
     let id = match tx.find_entity_by_identifier(&scheme, &value)? {
-        Some(existing) => existing,
+        Some(existing) => split_redirect(tx, existing, scope)?,
         None if reference_id_exists(tx, reference.kind, &scheme, &value)?.is_some() => {
             reference_id_exists(tx, reference.kind, &scheme, &value)?.unwrap_or_default()
         }
