@@ -799,10 +799,11 @@ async fn the_entity_view_travels_in_valid_and_known_time() {
         "zzalice",
     );
     let engine = std::sync::Arc::new(engine_at(dir.path(), NOW));
-    let router = lore_server::app(engine.clone(), test_config()).router;
+    let app = lore_server::app(engine.clone(), test_config());
     let fixture = Fixture {
         engine,
-        router,
+        router: app.router,
+        sessions: app.sessions.clone(),
         _dir: dir,
     };
     seed_review_work(&fixture.engine, "alice", "zzalice", &mut ids);
