@@ -36,6 +36,34 @@ pub const PAGE_SIZE: usize = 50;
 
 const APP_CSS: &str = include_str!("app.css");
 
+/// Every workspace route as (method, path template), for the isolation suite: a route added to
+/// `router` must be listed here, and the suite fails for a listed route without a case.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/"),
+    ("GET", "/signin"),
+    ("POST", "/signin"),
+    ("POST", "/signout"),
+    ("GET", "/search"),
+    ("GET", "/entities/{id}"),
+    ("POST", "/entities/{id}/claims"),
+    ("POST", "/entities/{id}/override"),
+    ("POST", "/entities/{id}/retract"),
+    ("POST", "/entities/{id}/merge"),
+    ("POST", "/entities/{id}/split"),
+    ("POST", "/entities/{id}/pin"),
+    ("POST", "/revisions/{id}/undo"),
+    ("GET", "/meetings/{id}"),
+    ("GET", "/meetings/{id}/delete"),
+    ("POST", "/meetings/{id}/delete"),
+    ("GET", "/meetings/{id}/attachments/{attachment}"),
+    ("GET", "/graph/{id}"),
+    ("GET", "/graph/{id}/edge/{claim}"),
+    ("GET", "/review"),
+    ("POST", "/review/{id}/accept"),
+    ("POST", "/review/{id}/reject"),
+    ("GET", "/assets/app.css"),
+];
+
 /// The workspace's routes (they need the state's sessions).
 pub fn router(state: AppState) -> Router {
     Router::new()
