@@ -27,6 +27,9 @@ pub struct RevisionRow {
     pub created_at: Ts,
     /// Whether `undo` can be asked for it (source deletions cannot be undone).
     pub undoable: bool,
+    /// What it was about, readably: `has_title = Principal Researcher`, a meeting's title, or the
+    /// entities a merge or split concerned.
+    pub summary: String,
 }
 
 /// One claim as the connection inspector shows it: its subject and the claim with every evidence.
@@ -48,6 +51,31 @@ pub struct MeetingClaimRow {
     pub segment_ids: Vec<String>,
     pub offset: Option<String>,
     pub quote: String,
+}
+
+/// A readable line for a revision from what its target and secondary name now.
+fn revision_summary(tx: &mut dyn lore_store::Tx, revision: &Revision) -> EngineResult<String> {
+    let mut parts = Vec::new();
+    for id in std::iter::once(&revision.target).chain(revision.secondary.iter()) {
+        if let Some(claim) = tx.find_claim(id)? {
+            let value = match (&claim.value_text, &claim.object_entity) {
+                (Some(value), _) => value.clone(),
+                (None, Some(object)) => entity_name(tx, Some(object))?,
+                (None, None) => String::new(),
+            };
+            parts.push(format!("{} = {value}", claim.predicate));
+        } else if let Some(meeting) = tx.find_meeting(id)? {
+            parts.push(format!("meeting “{}”", meeting.title));
+        } else if let Some(entity) = tx.find_entity(id)? {
+            parts.push(entity.display_name().to_string());
+        } else if let Some(undone) = tx.find_revision(id)? {
+            parts.push(format!(
+                "undo of {}",
+                undone.action.as_str().replace('_', " ")
+            ));
+        }
+    }
+    Ok(parts.join(" + "))
 }
 
 fn named(tx: &mut dyn lore_store::Tx, id: &str) -> EngineResult<Option<NamedRef>> {
@@ -86,7 +114,9 @@ impl Engine {
                 if !names_it {
                     continue;
                 }
+                let summary = revision_summary(tx, &revision)?;
                 rows.push(RevisionRow {
+                    summary,
                     undoable: revision.action != RevisionAction::SourceCascadeDelete,
                     id: revision.id,
                     action: revision.action,
@@ -306,11 +336,21 @@ fn describe_cascade(
                         status(old),
                         status(new)
                     ),
+                    "changed" => format!(
+                        "{subject}: {predicate} = {value} (loses this meeting's evidence, stays {})",
+                        status(new)
+                    ),
                     _ => format!("{subject}: {predicate} = {value}"),
                 }
             }
             "task" => format!("task “{}”", text("title").unwrap_or_default()),
             "resource_link" => format!("link {}", text("url").unwrap_or_default()),
+            "entity" if change == "changed" => {
+                format!(
+                    "{}: names and summary re-derived",
+                    entity_name(tx, Some(id))?
+                )
+            }
             "entity" => format!("entity {}", entity_name(tx, Some(id))?),
             "alias" => format!("name “{}”", text("alias").unwrap_or_default()),
             other => format!("{other} {id}"),
@@ -322,6 +362,14 @@ fn describe_cascade(
             label,
         });
     }
+    // The meeting first, then what is removed, then what changes.
+    items.sort_by_key(|item| {
+        (
+            item.table != "meeting",
+            item.change != "removed",
+            item.table == "entity",
+        )
+    });
     if evidence > 0 {
         items.push(CascadeItem {
             table: "evidence".into(),

@@ -189,7 +189,7 @@ pub async fn override_value(
     ensure_entity(&state, &user, &id).await?;
     let owner = user.owner.clone();
     let entity = id.clone();
-    let label = predicate_label(&field(&form.predicate).unwrap_or_default()).to_string();
+    let label = predicate_label(&field(&form.predicate).unwrap_or_default());
     act(
         &state,
         &user,

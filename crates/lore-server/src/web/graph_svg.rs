@@ -123,10 +123,13 @@ pub fn draw(graph: &GraphView) -> Markup {
                     @if let Some((x, y)) = positions.get(&node.id) {
                         @let is_meeting = node.kind == "meeting";
                         @let href = if is_meeting { format!("/meetings/{}", node.id) } else { format!("/entities/{}", node.id) };
-                        @let radius = if node.id == graph.center { 26.0 } else if is_meeting { 10.0 } else { 16.0 };
+                        @let radius = if node.id == graph.center { 26.0 } else if is_meeting { 7.0 } else { 16.0 };
                         a.node.center[node.id == graph.center].meeting[is_meeting] data-testid=(if is_meeting { "graph-meeting" } else { "graph-node" }) href=(href) aria-label={ (node.name) " (" (node.kind) ")" } {
+                            title { (node.name) }
                             circle cx=(round(*x)) cy=(round(*y)) r=(radius) {}
-                            text x=(round(*x)) y=(round(y + radius + 16.0)) text-anchor="middle" { (short(&node.name)) }
+                            @if !is_meeting {
+                                text x=(round(*x)) y=(round(y + radius + 16.0)) text-anchor="middle" { (short(&node.name)) }
+                            }
                         }
                     }
                 }

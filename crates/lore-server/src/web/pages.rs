@@ -45,9 +45,14 @@ pub fn day(ts: Ts) -> String {
     ts.to_rfc3339().chars().take(10).collect()
 }
 
-/// A predicate as people read it: `has_title` → `title`.
-pub fn predicate_label(predicate: &str) -> &str {
+/// A predicate's key on pages (`data-predicate`): the registry name without `has_` (`title`).
+pub fn predicate_key(predicate: &str) -> &str {
     predicate.strip_prefix("has_").unwrap_or(predicate)
+}
+
+/// A predicate as people read it: `has_title` → `title`, `works_at` → `works at`.
+pub fn predicate_label(predicate: &str) -> String {
+    predicate_key(predicate).replace('_', " ")
 }
 
 fn claim_value(claim: &ClaimView) -> Markup {
@@ -534,7 +539,7 @@ pub async fn entity(
             }
             ul.claims {
                 @for claim in &current {
-                    li.claim data-testid="claim" data-predicate=(predicate_label(&claim.predicate)) {
+                    li.claim data-testid="claim" data-predicate=(predicate_key(&claim.predicate)) {
                         div.claim-main {
                             span.predicate { (predicate_label(&claim.predicate)) }
                             span.value { (claim_value(claim)) }
@@ -607,7 +612,7 @@ pub async fn entity(
             @if view.claims.is_empty() { p.empty { "No claims yet." } }
             ol.history {
                 @for claim in &view.claims {
-                    li.history-claim data-testid="history-claim" data-status=(claim.status.as_str()) data-predicate=(predicate_label(&claim.predicate)) {
+                    li.history-claim data-testid="history-claim" data-status=(claim.status.as_str()) data-predicate=(predicate_key(&claim.predicate)) {
                         div.claim-main {
                             span.predicate { (predicate_label(&claim.predicate)) }
                             span.value { (claim_value(claim)) }
@@ -748,8 +753,9 @@ fn revision_list(user: &WebUser, entity: &str, revisions: &[lore_engine::Revisio
             ul.revisions {
                 @for revision in revisions {
                     li data-testid="revision" {
-                        span.badge { (revision.action.as_str()) } " "
-                        time datetime=(revision.created_at.to_rfc3339()) { (day(revision.created_at)) }
+                        span.badge { (revision.action.as_str().replace('_', " ")) } " "
+                        span.summary { (revision.summary) } " "
+                        time.hint datetime=(revision.created_at.to_rfc3339()) { (day(revision.created_at)) }
                         @if revision.undoable {
                             form.inline data-testid="undo-form" action={ "/revisions/" (revision.id) "/undo" } method="post" {
                                 (csrf_field(user))
@@ -805,7 +811,7 @@ pub async fn meeting(
         nav.crumbs aria-label="Breadcrumb" { a href="/" { "Home" } " › meeting" }
         h1 { (detail.title) }
         p.meta {
-            time datetime=(detail.started_at.to_rfc3339()) { (detail.started_at.to_rfc3339().replace('T', " ").trim_end_matches('Z').to_string()) }
+            time datetime=(detail.started_at.to_rfc3339()) { (detail.started_at.to_rfc3339().chars().take(16).collect::<String>().replace('T', " ")) " UTC" }
             @if let Some(platform) = &detail.platform { " · " (platform) }
             " · " (detail.external_id)
         }
