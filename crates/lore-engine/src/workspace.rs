@@ -87,7 +87,8 @@ fn named(tx: &mut dyn lore_store::Tx, id: &str) -> EngineResult<Option<NamedRef>
 }
 
 impl Engine {
-    /// The newest revisions (at most `limit`) that changed a row of this entity: revisions naming it,
+    /// The newest revisions (at most `limit`) that changed a row of this entity (named as `show`
+    /// accepts it): revisions naming it,
     /// or whose snapshots mention its id (its claims, aliases, merges and splits).
     pub fn entity_revisions(
         &self,
@@ -96,9 +97,7 @@ impl Engine {
         limit: usize,
     ) -> EngineResult<Vec<RevisionRow>> {
         self.read(owner, |tx| {
-            let found = tx
-                .find_entity(entity)?
-                .ok_or_else(|| EngineError::NotFound(format!("no entity with id '{entity}'")))?;
+            let found = crate::resolve::find_entity(tx, entity)?;
             let claims: BTreeSet<String> = tx
                 .list_claims_by_subject(&found.id)?
                 .into_iter()

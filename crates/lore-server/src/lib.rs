@@ -12,6 +12,7 @@ pub mod mcp;
 mod metrics;
 pub mod rest;
 mod rest_knowledge;
+mod rest_workspace;
 mod text;
 pub mod web;
 

@@ -67,6 +67,7 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
             call(format!("/api/v1/meetings/{}", ids.external_id), None),
         ],
         ("GET", "/api/v1/meetings/{meeting}/transcript")
+        | ("GET", "/api/v1/meetings/{meeting}/delete-preview")
         | ("GET", "/api/v1/meetings/{meeting}/notes") => {
             let suffix = path.rsplit('/').next().unwrap();
             vec![
@@ -111,9 +112,11 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
         ("GET", "/api/v1/entities") => vec![call("/api/v1/entities?limit=500".into(), None)],
         ("GET", "/api/v1/entities/{entity}")
         | ("GET", "/api/v1/entities/{entity}/history")
+        | ("GET", "/api/v1/entities/{entity}/revisions")
         | ("GET", "/api/v1/entities/{entity}/neighborhood") => {
             let queries: &[&str] = match path.rsplit('/').next().unwrap() {
                 "history" => &["/history"],
+                "revisions" => &["/revisions", "/revisions?limit=200"],
                 "neighborhood" => &[
                     "/neighborhood",
                     "/neighborhood?hops=2&limit=500",

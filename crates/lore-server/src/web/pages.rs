@@ -344,12 +344,7 @@ pub async fn search(
     };
     let more = hits.len() > page_number * PAGE_SIZE;
     let total = hits.len();
-    let externals: Vec<String> = hits
-        .iter()
-        .filter_map(|h| h.meeting.as_ref().map(|m| m.external_id.clone()))
-        .collect();
     let hits = page_of(hits, page_number);
-    let _ = externals;
     let base = format!("/search?q={}", url_encode(&text));
     let body = html! {
         h1 { "Results for “" (text) "”" }
@@ -1153,7 +1148,7 @@ pub async fn review(
     let items = page_of(items, page_number);
     let body = html! {
         h1 { "Review queue" }
-        p.hint { "Possible duplicates and statements that contradict a value you set by hand." }
+        p.hint { "Possible duplicates, and statements that disagree with a current value, with the words behind each." }
         @if total == 0 { p.empty { "Nothing to review. New conflicts and likely duplicates appear here after ingesting meetings." } }
         ul.review {
             @for item in &items {
