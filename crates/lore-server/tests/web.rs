@@ -675,3 +675,98 @@ async fn users_sign_in_with_a_password_as_their_own_owner() {
     fixture.engine.remove_user("dana").unwrap();
     assert!(fixture.engine.remove_user("dana").is_err());
 }
+
+#[tokio::test]
+async fn links_show_url_only_and_attachments_download() {
+    let fixture = demo_fixture();
+    let browser = Browser::signed_in(&fixture, OWNER).await;
+    let atlas = entity_id(&fixture, "project:atlas");
+    let page = browser.get(&format!("/entities/{atlas}")).await;
+    let link = page
+        .body
+        .split("data-testid=\"resource-link\"")
+        .nth(1)
+        .expect("Atlas has links")
+        .split("</a>")
+        .next()
+        .unwrap();
+    assert!(
+        link.contains("data-testid=\"url-only-badge\">url only<"),
+        "{link}"
+    );
+
+    // An attachment of the owner's meeting downloads; the file name is sanitized.
+    let ids = seed_owner(&fixture.engine, OWNER, "zzfiles");
+    let meeting = browser.get(&format!("/meetings/{}", ids.meeting)).await;
+    let href = format!("/meetings/{}/attachments/{}", ids.meeting, ids.attachment);
+    assert!(meeting.body.contains(&href), "{}", meeting.body);
+    let file = browser.get(&href).await;
+    assert_eq!(file.status, StatusCode::OK);
+    assert_eq!(file.body, "zzfiles bytes");
+    assert_eq!(
+        file.headers["content-disposition"],
+        "attachment; filename=\"zzfiles-file.txt\""
+    );
+    assert_eq!(file.headers["content-type"], "application/octet-stream");
+    // Another meeting's path does not reach it.
+    let other = fixture.engine.list_meetings(OWNER).unwrap()[0].id.clone();
+    let wrong = browser
+        .get(&format!("/meetings/{other}/attachments/{}", ids.attachment))
+        .await;
+    assert_eq!(wrong.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn long_lists_paginate_and_bad_input_is_a_page() {
+    let fixture = demo_fixture();
+    let browser = Browser::signed_in(&fixture, OWNER).await;
+    // Page 2 of the home page's entity list is empty on the demo (fewer than 50) but renders.
+    let second = browser.get("/?page=2").await;
+    assert_eq!(second.status, StatusCode::OK);
+    let alice = entity_id(&fixture, "alice@northwind.io");
+    let bad_hops = browser.get(&format!("/graph/{alice}?hops=3")).await;
+    assert_eq!(bad_hops.status, StatusCode::BAD_REQUEST);
+    assert_page_shape("/graph?hops=3", &bad_hops);
+    let bad_query = browser.get("/search?q=%22unclosed").await;
+    assert!(bad_query.status.is_success() || bad_query.status == StatusCode::BAD_REQUEST);
+    assert_page_shape("/search", &bad_query);
+    // Not an entity id: a 404 page, not a name lookup.
+    for uri in [
+        "/entities/alice@northwind.io",
+        "/entities/Alice%20Chen",
+        "/meetings/northwind-weekly-2026-09-07",
+    ] {
+        let page = browser.get(uri).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{uri}");
+        assert_page_shape(uri, &page);
+    }
+    // A long transcript: 50 segments a page, and a cited segment opens its page.
+    let segments: Vec<serde_json::Value> = (1..=120)
+        .map(|i| {
+            serde_json::json!({"id": format!("s{i}"), "start_ms": i * 1000, "end_ms": i * 1000 + 900,
+                "speaker": "S1", "attribution": "one_mapped_source", "text": format!("line number {i}")})
+        })
+        .collect();
+    let bundle = serde_json::json!({
+        "meeting": {"external_id": "long-meeting", "title": "A long meeting",
+                    "started_at": "2026-11-01T10:00:00Z", "ended_at": "2026-11-01T12:00:00Z"},
+        "participants": [{"display_name": "Pat Long", "email": "pat@long.test", "speaker_label": "S1"}],
+        "segments": segments, "claims": []
+    });
+    let report = fixture
+        .engine
+        .ingest_bundle_json(OWNER, &bundle.to_string())
+        .unwrap();
+    let first = browser.get(&format!("/meetings/{}", report.meeting)).await;
+    assert_eq!(first.body.matches("data-testid=\"segment\"").count(), 50);
+    assert!(first.body.contains("Page 1 of 3"));
+    assert!(first
+        .body
+        .contains(&format!("href=\"/meetings/{}?page=2\"", report.meeting)));
+    let cited = browser
+        .get(&format!("/meetings/{}?seg=s110#seg-s110", report.meeting))
+        .await;
+    assert!(cited.body.contains("Page 3 of 3"), "{}", cited.body);
+    assert!(cited.body.contains("id=\"seg-s110\" aria-current=\"true\""));
+    assert_eq!(cited.body.matches("data-testid=\"segment\"").count(), 20);
+}
