@@ -403,7 +403,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             crate::serve::serve(
                 open_engine(&db)?,
-                crate::serve::ServeArgs::local(addr, true),
+                crate::serve::ServeArgs::local(addr, !cli.json),
                 &owner,
             )?;
             return Ok(code);
