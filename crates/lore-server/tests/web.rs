@@ -683,6 +683,29 @@ async fn users_sign_in_with_a_password_as_their_own_owner() {
         browser.get(&format!("/entities/{alice}")).await.status,
         StatusCode::NOT_FOUND
     );
+    // Ten failed attempts lock the name for a while, even against the right password.
+    for _ in 0..10 {
+        let failed = browser
+            .post(
+                "/signin",
+                &[("username", "dana"), ("password", "guess guess")],
+            )
+            .await;
+        assert_eq!(failed.status, StatusCode::UNAUTHORIZED);
+    }
+    let locked = browser
+        .post(
+            "/signin",
+            &[("username", "dana"), ("password", "correct horse battery")],
+        )
+        .await;
+    assert_eq!(
+        locked.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        locked.body
+    );
+    assert!(locked.headers.get("set-cookie").is_none());
     fixture.engine.remove_user("dana").unwrap();
     assert!(fixture.engine.remove_user("dana").is_err());
 }

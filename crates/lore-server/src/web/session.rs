@@ -3,11 +3,18 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use lore_core::ids::{hex, sha256_hex};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "lore_session";
+/// Failed password sign-ins for one user name before it is locked for `LOCKOUT`.
+pub const MAX_FAILURES: u32 = 10;
+/// How long a user name stays locked after `MAX_FAILURES` failed sign-ins.
+pub const LOCKOUT: Duration = Duration::from_secs(15 * 60);
+/// Most user names whose failures are remembered (the names are the caller's input).
+const MAX_TRACKED: usize = 10_000;
 
 /// One signed-in browser.
 #[derive(Clone, Debug)]
@@ -25,6 +32,8 @@ struct Inner {
     signin: HashMap<String, String>,
     /// hash(cookie) → session.
     sessions: HashMap<String, Session>,
+    /// user name → failed password sign-ins and the time of the last one.
+    failures: HashMap<String, (u32, Instant)>,
 }
 
 /// Sign-in links and sessions of one server.
@@ -89,6 +98,41 @@ impl Sessions {
         if let Some(session) = self.lock().sessions.get_mut(&sha256_hex(cookie.as_bytes())) {
             session.flash = Some((message, error));
         }
+    }
+
+    /// Whether password sign-in for `name` is locked after too many failures.
+    pub fn signin_locked(&self, name: &str) -> bool {
+        self.lock()
+            .failures
+            .get(name)
+            .is_some_and(|(count, last)| *count >= MAX_FAILURES && last.elapsed() < LOCKOUT)
+    }
+
+    /// Records a failed password sign-in for `name`.
+    pub fn signin_failed(&self, name: &str) {
+        let mut inner = self.lock();
+        if inner.failures.len() >= MAX_TRACKED {
+            inner
+                .failures
+                .retain(|_, (_, last)| last.elapsed() < LOCKOUT);
+        }
+        if inner.failures.len() >= MAX_TRACKED {
+            return;
+        }
+        let entry = inner
+            .failures
+            .entry(name.to_string())
+            .or_insert((0, Instant::now()));
+        if entry.1.elapsed() >= LOCKOUT {
+            entry.0 = 0;
+        }
+        entry.0 += 1;
+        entry.1 = Instant::now();
+    }
+
+    /// Forgets the failures of `name` after a successful sign-in.
+    pub fn signin_succeeded(&self, name: &str) {
+        self.lock().failures.remove(name);
     }
 
     /// Ends a session.
