@@ -306,6 +306,18 @@ async fn every_page_renders_on_the_demo_data_with_csp_and_no_inline_script() {
     assert!(home.body.contains("data-testid=\"review-count\""));
     let search = browser.get("/search?q=alice").await;
     assert!(search.body.contains("data-testid=\"search-result\""));
+    assert!(search.body.contains(
+        "aria-label=\"Search\" placeholder=\"Search people, projects, meetings\" value=\"alice\""
+    ));
+    // What a user types is escaped wherever it is shown.
+    for uri in [
+        "/search?q=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+    ] {
+        let page = browser.get(uri).await;
+        assert_page_shape(uri, &page);
+        assert!(page.body.contains("&lt;script&gt;"), "{}", page.body);
+    }
     assert!(search.body.contains("<mark>"), "{}", search.body);
 }
 
