@@ -494,3 +494,12 @@ CREATE TABLE meeting_tags (
     PRIMARY KEY (owner, meeting, tag, kind, key),
     FOREIGN KEY (owner, meeting) REFERENCES meetings (owner, id) ON DELETE CASCADE
 ) WITHOUT ROWID;
+
+-- Web workspace users (`lore user add`, hosted sign-in): like api_tokens, not keyed by owner, since a
+-- sign-in arrives with nothing but a name and a password; the user's name is the owner it signs in
+-- as. Only an argon2 PHC string is stored, never a password.
+CREATE TABLE users (
+    name TEXT NOT NULL PRIMARY KEY,
+    password_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+) WITHOUT ROWID;
