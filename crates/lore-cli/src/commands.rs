@@ -93,6 +93,12 @@ pub enum Command {
         /// Folder of example bundles (default: examples/meetings)
         #[arg(long)]
         examples: Option<PathBuf>,
+        /// Where the web workspace listens afterwards
+        #[arg(long, default_value = "127.0.0.1:7700")]
+        addr: String,
+        /// Only ingest and print the briefs; do not serve the workspace
+        #[arg(long)]
+        no_serve: bool,
     },
     /// Copy an owner's data (or every owner's) between databases, e.g. SQLite to PostgreSQL, and verify it
     Migrate {
@@ -235,6 +241,11 @@ pub enum Command {
         /// A short smoke run: 150 meetings of the dataset and 30 targets per operation
         #[arg(long)]
         quick: bool,
+    },
+    /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
+    User {
+        #[command(subcommand)]
+        action: crate::web::UserAction,
     },
 }
 
@@ -381,7 +392,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         bail!(BadInput("--owner must not be empty".into()));
     }
     match cli.command {
-        Command::Demo { examples } => return demo(&cli.db, &owner, examples, cli.json),
+        Command::Demo {
+            examples,
+            addr,
+            no_serve,
+        } => {
+            let (db, code) = demo(&cli.db, &owner, examples, cli.json)?;
+            if no_serve {
+                return Ok(code);
+            }
+            crate::serve::serve(
+                open_engine(&db)?,
+                crate::serve::ServeArgs::local(addr, !cli.json),
+                &owner,
+            )?;
+            return Ok(code);
+        }
         Command::Init => {
             let engine = open_engine(&cli.db)?;
             output::print_value(
@@ -675,8 +701,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Token { action } => {
             crate::serve::token(&open_engine(&cli.db)?, &owner, action, cli.json)?
         }
-        Command::Serve(args) => crate::serve::serve(open_engine(&cli.db)?, args)?,
+        Command::Serve(args) => crate::serve::serve(open_engine(&cli.db)?, args, &owner)?,
         Command::Mcp => crate::serve::mcp_stdio(open_engine(&cli.db)?, &owner)?,
+        Command::User { action } => crate::web::user(&open_engine(&cli.db)?, action, cli.json)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -801,7 +828,12 @@ fn ingest(
     })
 }
 
-fn demo(db: &str, owner: &str, examples: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+fn demo(
+    db: &str,
+    owner: &str,
+    examples: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<(String, ExitCode)> {
     let db = if db == "lore.db" { "lore-demo.db" } else { db };
     let examples = examples.unwrap_or_else(|| {
         let local = PathBuf::from("examples/meetings");
@@ -866,7 +898,7 @@ fn demo(db: &str, owner: &str, examples: Option<PathBuf>, json: bool) -> anyhow:
         }
         crate::output::emit_line!("\nTry: lore --db {db} show alice@northwind.io --history");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok((db.to_string(), ExitCode::SUCCESS))
 }
 
 fn bench(

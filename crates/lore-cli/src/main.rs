@@ -10,6 +10,7 @@ mod portable;
 mod read_output;
 mod serve;
 mod transcripts;
+mod web;
 
 use std::process::ExitCode;
 

@@ -46,6 +46,22 @@ pub struct ServeArgs {
     /// The URL clients use to reach the server (default http://ADDR)
     #[arg(long)]
     pub public_url: Option<String>,
+    /// Also print the web workspace's sign-in link on stdout (`lore demo`)
+    #[arg(skip)]
+    pub signin_on_stdout: bool,
+}
+
+impl ServeArgs {
+    /// Loopback serving at `addr`, as `lore demo` does.
+    pub fn local(addr: String, signin_on_stdout: bool) -> ServeArgs {
+        ServeArgs {
+            addr,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            public_url: None,
+            signin_on_stdout,
+        }
+    }
 }
 
 pub fn token(engine: &Engine, owner: &str, action: TokenAction, json: bool) -> anyhow::Result<()> {
@@ -140,7 +156,7 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing requests in flight");
 }
 
-pub fn serve(engine: Engine, args: ServeArgs) -> anyhow::Result<()> {
+pub fn serve(engine: Engine, args: ServeArgs, owner: &str) -> anyhow::Result<()> {
     let addr: SocketAddr = args
         .addr
         .parse()
@@ -164,8 +180,16 @@ pub fn serve(engine: Engine, args: ServeArgs) -> anyhow::Result<()> {
             config.public_url = url;
         }
         // The bound address goes to stderr so that scripts (and tests) using port 0 can find it.
+        let public_url = config.public_url.trim_end_matches('/').to_string();
         eprintln!("lore: listening on http://{bound} (REST /api/v1, MCP /mcp)");
         let app = lore_server::app(Arc::new(engine), config);
+        // The web workspace's one-time sign-in link for --owner (used once, then a session cookie).
+        let secret = app.sessions.create_signin_secret(owner);
+        let link = format!("{public_url}/signin?token={secret}");
+        eprintln!("lore: sign in at {link}");
+        if args.signin_on_stdout {
+            crate::output::emit_line!("\nOpen the workspace: {link}\n(Ctrl-C stops the server.)");
+        }
         lore_server::serve(listener, app, shutdown_signal())
             .await
             .context("server failed")

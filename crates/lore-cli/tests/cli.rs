@@ -1280,7 +1280,7 @@ fn demo_ingests_examples_and_prints_briefs() {
         .env_remove("LORE_DB")
         .env_remove("LORE_OWNER")
         .env("LORE_NOW", common::NOW)
-        .args(["demo", "--examples", &examples_arg()]);
+        .args(["demo", "--no-serve", "--examples", &examples_arg()]);
     let run = common::Run::from_command(command).success();
     assert!(
         run.stdout
@@ -1310,7 +1310,7 @@ fn demo_ingests_examples_and_prints_briefs() {
         .env_remove("LORE_DB")
         .env_remove("LORE_OWNER")
         .env("LORE_NOW", common::NOW)
-        .args(["demo", "--examples", &examples_arg()]);
+        .args(["demo", "--no-serve", "--examples", &examples_arg()]);
     let second = common::Run::from_command(again).success();
     assert_eq!(run.stdout, second.stdout);
 

@@ -301,7 +301,7 @@ impl Engine {
 
 /// The L13 cascade for one source, inside the caller's transaction; returns the report and the blobs
 /// that lost their last attachment.
-fn cascade_delete(
+pub(crate) fn cascade_delete(
     tx: &mut dyn lore_store::Tx,
     source: SourceRef,
     now: lore_core::Ts,

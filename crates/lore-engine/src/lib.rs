@@ -25,7 +25,9 @@ mod tokens;
 mod transcripts;
 mod transfer;
 mod undo;
+mod users;
 mod views;
+mod workspace;
 
 use std::sync::Arc;
 
@@ -51,9 +53,11 @@ pub use sources::{
 pub use temporal::TimeTravel;
 pub use tokens::{CreatedToken, Principal, TokenScope, MAX_TOKEN_DAYS};
 pub use transfer::CopyReport;
+pub use users::MIN_PASSWORD_CHARS;
 pub use views::{
     ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
 };
+pub use workspace::{CascadeItem, ClaimInspection, MeetingClaimRow, RevisionRow};
 
 pub type EngineResult<T> = Result<T, EngineError>;
 

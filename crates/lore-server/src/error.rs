@@ -96,7 +96,7 @@ pub async fn json_errors(
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
     if is_mcp || is_json || !(status.is_client_error() || status.is_server_error()) {
         return response;
     }

@@ -12,7 +12,9 @@ pub mod mcp;
 mod metrics;
 pub mod rest;
 mod rest_knowledge;
+mod rest_workspace;
 mod text;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,11 +65,15 @@ pub struct AppState {
     pub engine: Arc<Engine>,
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
+    /// Web workspace sign-in links and sessions.
+    pub sessions: Arc<web::Sessions>,
 }
 
 /// The whole application, and the handle that stops its MCP sessions on shutdown.
 pub struct App {
     pub router: Router,
+    /// The web workspace's sessions: `create_signin_secret` makes the one-time sign-in link.
+    pub sessions: Arc<web::Sessions>,
     shutdown: Box<dyn Fn() + Send + Sync>,
 }
 
@@ -90,6 +96,7 @@ pub fn app(engine: Arc<Engine>, config: ServerConfig) -> App {
         engine: engine.clone(),
         config: Arc::new(config.clone()),
         metrics: Arc::new(Metrics::default()),
+        sessions: Arc::new(web::Sessions::default()),
     };
     let (rest_router, openapi) = rest::router().split_for_parts();
     let openapi = Arc::new(openapi);
@@ -148,6 +155,7 @@ pub fn app(engine: Arc<Engine>, config: ServerConfig) -> App {
         .merge(public)
         .merge(authenticated_rest)
         .merge(mcp_router)
+        .merge(web::router(state.clone()))
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(error::json_errors))
@@ -161,6 +169,7 @@ pub fn app(engine: Arc<Engine>, config: ServerConfig) -> App {
         ));
     App {
         router,
+        sessions: state.sessions.clone(),
         shutdown: Box::new(move || cancel.cancel()),
     }
 }
@@ -212,6 +221,7 @@ pub async fn serve(
     let App {
         router,
         shutdown: stop_sessions,
+        ..
     } = app;
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {

@@ -73,7 +73,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_suggestions))
         .routes(routes!(list_deadlines))
         .routes(routes!(list_tasks));
-    crate::rest_knowledge::add_routes(router)
+    crate::rest_workspace::add_routes(crate::rest_knowledge::add_routes(router))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
             call(format!("/api/v1/meetings/{}", ids.external_id), None),
         ],
         ("GET", "/api/v1/meetings/{meeting}/transcript")
+        | ("GET", "/api/v1/meetings/{meeting}/delete-preview")
         | ("GET", "/api/v1/meetings/{meeting}/notes") => {
             let suffix = path.rsplit('/').next().unwrap();
             vec![
@@ -111,9 +112,11 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
         ("GET", "/api/v1/entities") => vec![call("/api/v1/entities?limit=500".into(), None)],
         ("GET", "/api/v1/entities/{entity}")
         | ("GET", "/api/v1/entities/{entity}/history")
+        | ("GET", "/api/v1/entities/{entity}/revisions")
         | ("GET", "/api/v1/entities/{entity}/neighborhood") => {
             let queries: &[&str] = match path.rsplit('/').next().unwrap() {
                 "history" => &["/history"],
+                "revisions" => &["/revisions", "/revisions?limit=200"],
                 "neighborhood" => &[
                     "/neighborhood",
                     "/neighborhood?hops=2&limit=500",
@@ -559,4 +562,250 @@ async fn send_raw(router: &axum::Router, method: &str, uri: &str, token: &str) -
         .body(axum::body::Body::from("some bytes"))
         .unwrap();
     reply(router.clone().oneshot(request).await.unwrap()).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// The web workspace: every page and form, signed in as A, probed with B's ids.
+
+/// The requests that probe a workspace route (`lore_server::web::ROUTES`) with `ids`; `a` is A's
+/// own ids (for forms whose path names A's entity and whose fields name B's). `None`: no case.
+fn web_cases(method: &str, path: &str, ids: &OwnerIds, a: &OwnerIds) -> Option<Vec<WebCall>> {
+    let get = |uri: String| (String::from("GET"), uri, Vec::new());
+    let post = |uri: String, fields: Vec<(&str, String)>| {
+        (
+            String::from("POST"),
+            uri,
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let entity_form = |suffix: &str, fields: Vec<(&str, String)>| {
+        vec![post(format!("/entities/{}/{suffix}", ids.person), fields)]
+    };
+    let cases = match (method, path) {
+        ("GET", "/") => vec![get("/".into()), get("/?page=2".into())],
+        ("GET", "/signin") => vec![get("/signin".into())],
+        ("POST", "/signin") => vec![post(
+            "/signin".into(),
+            vec![
+                ("username", "owner-b".into()),
+                ("password", "not a password".into()),
+            ],
+        )],
+        ("POST", "/signout") => return Some(Vec::new()),
+        ("GET", "/search") => vec![
+            get(format!("/search?q={CANARY_B}")),
+            get(format!("/search?q={}", ids.person_name.replace(' ', "+"))),
+        ],
+        ("GET", "/entities/{id}") => vec![
+            get(format!("/entities/{}", ids.person)),
+            get(format!("/entities/{}?tab=history", ids.person)),
+            get(format!("/entities/{}", ids.project)),
+        ],
+        ("POST", "/entities/{id}/claims") => entity_form(
+            "claims",
+            vec![("predicate", "has_title".into()), ("value", "x".into())],
+        ),
+        ("POST", "/entities/{id}/override") => entity_form(
+            "override",
+            vec![("predicate", "has_title".into()), ("value", "x".into())],
+        ),
+        ("POST", "/entities/{id}/retract") => {
+            let mut cases = entity_form("retract", vec![("claim", ids.claim.clone())]);
+            // A's own entity with B's claim.
+            cases.push(post(
+                format!("/entities/{}/retract", a.person),
+                vec![("claim", ids.claim.clone())],
+            ));
+            cases
+        }
+        ("POST", "/entities/{id}/merge") => {
+            let mut cases = entity_form("merge", vec![("other", a.person.clone())]);
+            // A's own entity absorbing B's, by id and by email: B's entity is not found.
+            for other in [&ids.person, &ids.person_email] {
+                cases.push(post(
+                    format!("/entities/{}/merge", a.person),
+                    vec![("other", other.clone())],
+                ));
+            }
+            cases
+        }
+        ("POST", "/entities/{id}/split") => {
+            let mut cases = entity_form("split", vec![("meeting", ids.external_id.clone())]);
+            cases.push(post(
+                format!("/entities/{}/split", a.person),
+                vec![("meeting", ids.external_id.clone())],
+            ));
+            cases.push(post(
+                format!("/entities/{}/split", a.person),
+                vec![("evidence", ids.evidence.clone())],
+            ));
+            cases
+        }
+        ("POST", "/entities/{id}/pin") => entity_form("pin", vec![("pinned", "true".into())]),
+        ("POST", "/revisions/{id}/undo") => vec![post(
+            format!("/revisions/{}/undo", ids.revision),
+            vec![("back", a.person.clone())],
+        )],
+        ("GET", "/meetings/{id}") => vec![
+            get(format!("/meetings/{}", ids.meeting)),
+            get(format!(
+                "/meetings/{}?seg={}#seg-{}",
+                ids.meeting, ids.segment, ids.segment
+            )),
+            get(format!("/meetings/{}", ids.external_id)),
+        ],
+        ("GET", "/meetings/{id}/delete") => vec![get(format!("/meetings/{}/delete", ids.meeting))],
+        ("POST", "/meetings/{id}/delete") => vec![
+            post(format!("/meetings/{}/delete", ids.meeting), Vec::new()),
+            post(format!("/meetings/{}/delete", ids.external_id), Vec::new()),
+        ],
+        ("GET", "/meetings/{id}/attachments/{attachment}") => vec![
+            get(format!(
+                "/meetings/{}/attachments/{}",
+                ids.meeting, ids.attachment
+            )),
+            // A's meeting with B's attachment.
+            get(format!(
+                "/meetings/{}/attachments/{}",
+                a.meeting, ids.attachment
+            )),
+        ],
+        ("GET", "/graph/{id}") => vec![
+            get(format!("/graph/{}?hops=1", ids.person)),
+            get(format!("/graph/{}?hops=2", ids.project)),
+        ],
+        ("GET", "/graph/{id}/edge/{claim}") => vec![
+            get(format!("/graph/{}/edge/{}", ids.person, ids.claim)),
+            get(format!("/graph/{}/edge/{}", a.person, ids.claim)),
+        ],
+        ("GET", "/review") => vec![get("/review".into())],
+        ("POST", "/review/{id}/accept") | ("POST", "/review/{id}/reject") => {
+            let verb = path.rsplit('/').next().unwrap();
+            vec![post(
+                format!("/review/{}/{verb}", ids.suggestion),
+                Vec::new(),
+            )]
+        }
+        ("GET", "/assets/app.css") => vec![get("/assets/app.css".into())],
+        _ => return None,
+    };
+    Some(cases)
+}
+
+/// One workspace request: method, uri, form fields (the CSRF token is added when sent).
+type WebCall = (String, String, Vec<(String, String)>);
+
+#[test]
+fn every_web_route_has_a_case() {
+    let ids = unknown_ids();
+    let missing: Vec<String> = lore_server::web::ROUTES
+        .iter()
+        .filter(|(method, path)| web_cases(method, path, &ids, &ids).is_none())
+        .map(|(method, path)| format!("{method} {path}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "web routes without an isolation case: {missing:?}"
+    );
+}
+
+#[tokio::test]
+async fn owner_a_never_sees_or_changes_owner_b_in_the_workspace() {
+    use common::web::Browser;
+
+    let fixture = fixture();
+    let engine = fixture.engine.clone();
+    let a_ids = seed_owner(&engine, "owner-a", CANARY_A);
+    let mut b_ids = seed_owner(&engine, "owner-b", CANARY_B);
+    seed_review_work(&engine, "owner-b", CANARY_B, &mut b_ids);
+    let unknown = unknown_ids();
+    let b_state_before = lore_engine::state_dump(&engine, "owner-b").unwrap();
+    let browser = Browser::signed_in(&fixture, "owner-a").await;
+    let csrf = browser.get("/").await.csrf();
+
+    // Positive control: A's own page shows A's canary.
+    let own = browser.get(&format!("/entities/{}", a_ids.person)).await;
+    assert!(own.body.contains(CANARY_A), "{}", own.body);
+
+    let send = |call: WebCall| {
+        let browser = &browser;
+        let csrf = csrf.clone();
+        async move {
+            let (method, uri, fields) = call;
+            if method == "GET" {
+                browser.get(&uri).await
+            } else {
+                let mut all: Vec<(&str, &str)> = vec![("csrf", csrf.as_str())];
+                all.extend(fields.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                browser.post(&uri, &all).await
+            }
+        }
+    };
+    for (method, path) in lore_server::web::ROUTES {
+        let b_cases = web_cases(method, path, &b_ids, &a_ids).unwrap();
+        let unknown_cases = web_cases(method, path, &unknown, &a_ids).unwrap();
+        for (b_case, unknown_case) in b_cases.into_iter().zip(unknown_cases) {
+            let what = format!("{} {}", b_case.0, b_case.1);
+            let inputs: Vec<String> = inputs_of(&b_case.1, &None)
+                .into_iter()
+                .chain(b_case.2.iter().map(|(_, v)| v.clone()))
+                .chain(
+                    b_case
+                        .1
+                        .split(['?', '&', '=', '+', '#'])
+                        .map(str::to_string),
+                )
+                .collect();
+            let names_b = [
+                &b_ids.person,
+                &b_ids.project,
+                &b_ids.meeting,
+                &b_ids.external_id,
+                &b_ids.attachment,
+                &b_ids.claim,
+                &b_ids.revision,
+                &b_ids.suggestion,
+                &b_ids.evidence,
+                &b_ids.person_email,
+            ]
+            .iter()
+            .any(|id| b_case.1.contains(id.as_str()) || b_case.2.iter().any(|(_, v)| v == *id));
+            let b_reply = send(b_case).await;
+            assert!(b_reply.status.as_u16() < 500, "{what}: {}", b_reply.body);
+            // The flash of a refused form shows on the next page: read it too.
+            let shown = if b_reply.status == 303 {
+                browser.get(b_reply.location()).await.body
+            } else {
+                b_reply.body.clone()
+            };
+            assert_no_canary(&what, &strip_inputs(&b_reply.body, &inputs));
+            assert_no_canary(&what, &strip_inputs(&shown, &inputs));
+            if names_b {
+                let u_reply = send(unknown_case).await;
+                let u_shown = if u_reply.status == 303 {
+                    browser.get(u_reply.location()).await.body
+                } else {
+                    u_reply.body.clone()
+                };
+                assert_eq!(
+                    (b_reply.status, normalize(&shown, &b_ids)),
+                    (u_reply.status, normalize(&u_shown, &unknown)),
+                    "{what}: B's id must answer exactly like an unknown id"
+                );
+                if b_reply.status != 303 {
+                    assert_eq!(b_reply.status, 404, "{what}: {}", b_reply.body);
+                }
+            }
+        }
+    }
+
+    // Nothing A did changed B's data.
+    assert_eq!(
+        lore_engine::state_dump(&engine, "owner-b").unwrap(),
+        b_state_before,
+        "B's state changed"
+    );
 }

@@ -799,10 +799,11 @@ async fn the_entity_view_travels_in_valid_and_known_time() {
         "zzalice",
     );
     let engine = std::sync::Arc::new(engine_at(dir.path(), NOW));
-    let router = lore_server::app(engine.clone(), test_config()).router;
+    let app = lore_server::app(engine.clone(), test_config());
     let fixture = Fixture {
         engine,
-        router,
+        router: app.router,
+        sessions: app.sessions.clone(),
         _dir: dir,
     };
     seed_review_work(&fixture.engine, "alice", "zzalice", &mut ids);
@@ -1272,4 +1273,75 @@ async fn transcript_files_are_ingested_from_multipart_uploads() {
     )
     .await;
     assert!(wrong.status == 400 || wrong.status == 415, "{}", wrong.body);
+}
+
+#[tokio::test]
+async fn an_entitys_revisions_and_a_meetings_delete_preview() {
+    let fixture = fixture();
+    let ids = seed_owner(&fixture.engine, "alice", "zzalice");
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    fixture
+        .engine
+        .apply_override("alice", &ids.person_email, "has_title", "Chief")
+        .unwrap();
+    let listed = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/entities/{}/revisions", ids.person_email),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let items = listed.json()["items"].as_array().unwrap().clone();
+    assert_eq!(items[0]["action"], "manual_override", "{items:?}");
+    assert_eq!(items[0]["undoable"], true);
+    assert!(items[0]["summary"].as_str().unwrap().contains("Chief"));
+    assert!(items.iter().any(|i| i["action"] == "extraction_commit"));
+    let bad = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/entities/{}/revisions?limit=0", ids.person),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    let undone = send(
+        &fixture.router,
+        "POST",
+        &format!(
+            "/api/v1/revisions/{}/undo",
+            items[0]["id"].as_str().unwrap()
+        ),
+        Some(&write),
+        None,
+    )
+    .await;
+    assert_eq!(undone.status, 200, "{}", undone.body);
+
+    let before = lore_engine::state_dump(&fixture.engine, "alice").unwrap();
+    let preview = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/meetings/{}/delete-preview", ids.external_id),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(preview.status, 200, "{}", preview.body);
+    let items = preview.json()["items"].as_array().unwrap().clone();
+    assert_eq!(
+        items[0]["table"], "meeting",
+        "the meeting comes first: {items:?}"
+    );
+    assert!(items.iter().any(|i| i["table"] == "claim"
+        && i["change"] == "removed"
+        && i["label"].as_str().unwrap().contains("zzalice chief")));
+    assert_eq!(
+        lore_engine::state_dump(&fixture.engine, "alice").unwrap(),
+        before,
+        "a preview writes nothing"
+    );
 }

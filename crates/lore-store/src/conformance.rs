@@ -19,6 +19,35 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
     identity_rows_restore_in_place(make_store().as_ref());
     api_tokens_round_trip_by_hash_only(make_store().as_ref());
+    users_round_trip_by_name(make_store().as_ref());
+}
+
+/// Workspace users are found, listed (by name) and deleted by name; a name is taken once.
+fn users_round_trip_by_name(store: &dyn Store) {
+    let user = |name: &str| crate::User {
+        name: name.into(),
+        password_hash: format!("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$hash-of-{name}"),
+        created_at: Ts::from_millis(1_000),
+    };
+    store.insert_user(&user("zoe")).expect("insert user");
+    store.insert_user(&user("ada")).expect("insert user");
+    assert!(
+        store.insert_user(&user("zoe")).is_err(),
+        "users: a name is taken once"
+    );
+    assert_eq!(store.find_user("zoe").unwrap(), Some(user("zoe")));
+    assert_eq!(store.find_user("nobody").unwrap(), None);
+    assert_eq!(
+        store.list_users().unwrap(),
+        vec![user("ada"), user("zoe")],
+        "users: listed by name"
+    );
+    assert!(store.delete_user("zoe").unwrap());
+    assert!(
+        !store.delete_user("zoe").unwrap(),
+        "users: second delete finds nothing"
+    );
+    assert_eq!(store.find_user("zoe").unwrap(), None);
 }
 
 /// API tokens are found by the hash of their secret, listed without it, and deleted by public id.

@@ -85,6 +85,23 @@ pub trait Store: Send + Sync {
     fn list_api_tokens(&self) -> StoreResult<Vec<ApiToken>>;
     /// Deletes the token with this public id; `false` when there was none.
     fn delete_api_token(&self, id: &str) -> StoreResult<bool>;
+
+    // Web workspace users: administrative like API tokens (a sign-in names no owner but its user).
+    fn insert_user(&self, user: &User) -> StoreResult<()>;
+    fn find_user(&self, name: &str) -> StoreResult<Option<User>>;
+    /// Every user, by name (password hashes included; callers never print them).
+    fn list_users(&self) -> StoreResult<Vec<User>>;
+    /// Deletes the user with this name; `false` when there was none.
+    fn delete_user(&self, name: &str) -> StoreResult<bool>;
+}
+
+/// A web workspace user: its name is the owner it signs in as; `password_hash` is an argon2 PHC string.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct User {
+    pub name: String,
+    #[serde(skip)]
+    pub password_hash: String,
+    pub created_at: Ts,
 }
 
 /// An API token as stored: its public id, owner and scope, and the SHA-256 of its secret.

@@ -17,9 +17,12 @@ use tower::ServiceExt;
 /// The fixed clock of every server test.
 pub const NOW: &str = "2026-11-29T12:00:00Z";
 
+pub mod web;
+
 pub struct Fixture {
     pub engine: Arc<Engine>,
     pub router: Router,
+    pub sessions: Arc<lore_server::web::Sessions>,
     pub _dir: tempfile::TempDir,
 }
 
@@ -32,10 +35,11 @@ pub fn engine_at(dir: &std::path::Path, now: &str) -> Engine {
 pub fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = Arc::new(engine_at(dir.path(), NOW));
-    let router = lore_server::app(engine.clone(), test_config()).router;
+    let app = lore_server::app(engine.clone(), test_config());
     Fixture {
         engine,
-        router,
+        router: app.router,
+        sessions: app.sessions.clone(),
         _dir: dir,
     }
 }

@@ -322,6 +322,49 @@ impl Store for PostgresStore {
         self.admin(|client| client.execute("DELETE FROM api_tokens WHERE id = $1", &[&id]))
             .map(|changed| changed > 0)
     }
+
+    fn insert_user(&self, user: &crate::User) -> StoreResult<()> {
+        self.admin(|client| {
+            client.execute(
+                "INSERT INTO users (name, password_hash, created_at) VALUES ($1, $2, $3)",
+                &[&user.name, &user.password_hash, &user.created_at.0],
+            )
+        })
+        .map(|_| ())
+    }
+
+    fn find_user(&self, name: &str) -> StoreResult<Option<crate::User>> {
+        let rows = self.admin(|client| {
+            client.query(
+                "SELECT name, password_hash, created_at FROM users WHERE name = $1",
+                &[&name],
+            )
+        })?;
+        Ok(rows.iter().map(user_row).next())
+    }
+
+    fn list_users(&self) -> StoreResult<Vec<crate::User>> {
+        let rows = self.admin(|client| {
+            client.query(
+                "SELECT name, password_hash, created_at FROM users ORDER BY name",
+                &[],
+            )
+        })?;
+        Ok(rows.iter().map(user_row).collect())
+    }
+
+    fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        self.admin(|client| client.execute("DELETE FROM users WHERE name = $1", &[&name]))
+            .map(|changed| changed > 0)
+    }
+}
+
+fn user_row(row: &postgres::Row) -> crate::User {
+    crate::User {
+        name: row.get(0),
+        password_hash: row.get(1),
+        created_at: Ts(row.get(2)),
+    }
 }
 
 type Params<'p> = &'p [&'p (dyn ToSql + Sync)];

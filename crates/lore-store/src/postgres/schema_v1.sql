@@ -449,3 +449,12 @@ CREATE INDEX api_tokens_by_owner ON api_tokens (owner);
 -- Entity rebuilds read an entity's earliest name and its first and last naming through this index,
 -- whatever the number of names (a hub is named in hundreds of meetings).
 CREATE INDEX entity_aliases_by_time ON entity_aliases (owner, entity, observed_at, alias);
+
+-- Web workspace users (`lore user add`, hosted sign-in): like api_tokens, not keyed by owner, since a
+-- sign-in arrives with nothing but a name and a password; the user's name is the owner it signs in
+-- as. Only an argon2 PHC string is stored, never a password.
+CREATE TABLE users (
+    name TEXT NOT NULL PRIMARY KEY,
+    password_hash TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);

@@ -425,6 +425,52 @@ impl Store for SqliteStore {
             .map(|changed| changed > 0)
             .map_err(backend)
     }
+
+    fn insert_user(&self, user: &crate::User) -> StoreResult<()> {
+        let connection = self.lock()?;
+        connection
+            .execute(
+                "INSERT INTO users (name, password_hash, created_at) VALUES (?1, ?2, ?3)",
+                params![user.name, user.password_hash, user.created_at.millis()],
+            )
+            .map(|_| ())
+            .map_err(backend)
+    }
+
+    fn find_user(&self, name: &str) -> StoreResult<Option<crate::User>> {
+        let connection = self.lock()?;
+        connection
+            .query_row(&format!("{USER_COLUMNS} WHERE name = ?1"), [name], user_row)
+            .optional()
+            .map_err(backend)
+    }
+
+    fn list_users(&self) -> StoreResult<Vec<crate::User>> {
+        let connection = self.lock()?;
+        let mut statement = connection
+            .prepare(&format!("{USER_COLUMNS} ORDER BY name"))
+            .map_err(backend)?;
+        let rows = statement.query_map([], user_row).map_err(backend)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+    }
+
+    fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        let connection = self.lock()?;
+        connection
+            .execute("DELETE FROM users WHERE name = ?1", [name])
+            .map(|changed| changed > 0)
+            .map_err(backend)
+    }
+}
+
+const USER_COLUMNS: &str = "SELECT name, password_hash, created_at FROM users";
+
+fn user_row(row: &Row) -> rusqlite::Result<crate::User> {
+    Ok(crate::User {
+        name: row.get(0)?,
+        password_hash: row.get(1)?,
+        created_at: Ts::from_millis(row.get(2)?),
+    })
 }
 
 const API_TOKEN_COLUMNS: &str =

@@ -1,0 +1,106 @@
+//! Web workspace users (hosted mode): `lore user add NAME` stores an argon2id hash of a password;
+//! signing in with it opens a session for the owner named NAME. Like API tokens these rows live
+//! outside every owner (a sign-in names no owner but its user) and are reached through `Store`
+//! methods, never a `Tx`.
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use lore_store::User;
+
+use crate::{Engine, EngineError, EngineResult};
+
+/// Shortest password accepted.
+pub const MIN_PASSWORD_CHARS: usize = 8;
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c))
+}
+
+impl Engine {
+    /// Creates a user whose owner is `name`; the password is stored as an argon2id PHC string.
+    pub fn create_user(&self, name: &str, password: &str) -> EngineResult<User> {
+        let name = name.trim();
+        if !valid_name(name) {
+            return Err(EngineError::Invalid(format!(
+                "user name '{name}' must be 1 to 64 letters, digits or . _ @ -"
+            )));
+        }
+        if password.chars().count() < MIN_PASSWORD_CHARS {
+            return Err(EngineError::Invalid(format!(
+                "the password must have at least {MIN_PASSWORD_CHARS} characters"
+            )));
+        }
+        if self
+            .store()
+            .find_user(name)
+            .map_err(EngineError::from_store)?
+            .is_some()
+        {
+            return Err(EngineError::Conflict(format!(
+                "user '{name}' already exists"
+            )));
+        }
+        let mut salt = [0u8; 16];
+        getrandom::fill(&mut salt)
+            .map_err(|error| EngineError::Internal(format!("no random source: {error}")))?;
+        let salt = SaltString::encode_b64(&salt)
+            .map_err(|error| EngineError::Internal(format!("salt: {error}")))?;
+        let hash = Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map_err(|error| EngineError::Internal(format!("hashing the password: {error}")))?
+            .to_string();
+        let user = User {
+            name: name.to_string(),
+            password_hash: hash,
+            created_at: self.now(),
+        };
+        self.store()
+            .insert_user(&user)
+            .map_err(EngineError::from_store)?;
+        Ok(user)
+    }
+
+    /// The owner a name and password sign in as, or `None` when either is wrong.
+    pub fn verify_user_password(&self, name: &str, password: &str) -> EngineResult<Option<String>> {
+        let Some(user) = self
+            .store()
+            .find_user(name.trim())
+            .map_err(EngineError::from_store)?
+        else {
+            // Spend the same work as a real check, so timing does not tell which names exist.
+            let _ = Argon2::default().hash_password(
+                password.as_bytes(),
+                &SaltString::encode_b64(b"lore-no-such-user").expect("a valid salt"),
+            );
+            return Ok(None);
+        };
+        let Ok(parsed) = PasswordHash::new(&user.password_hash) else {
+            return Ok(None);
+        };
+        Ok(Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+            .then_some(user.name))
+    }
+
+    pub fn list_users(&self) -> EngineResult<Vec<User>> {
+        self.store().list_users().map_err(EngineError::from_store)
+    }
+
+    /// Removes a user; their data stays (it belongs to the owner, not the sign-in).
+    pub fn remove_user(&self, name: &str) -> EngineResult<()> {
+        if self
+            .store()
+            .delete_user(name.trim())
+            .map_err(EngineError::from_store)?
+        {
+            Ok(())
+        } else {
+            Err(EngineError::NotFound(format!("no user named '{name}'")))
+        }
+    }
+}
