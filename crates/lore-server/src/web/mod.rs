@@ -104,6 +104,7 @@ pub fn router(state: AppState) -> Router {
 /// CSP and friends on every workspace response; pages are never cached.
 async fn security_headers(request: Request, next: Next) -> Response {
     let is_asset = request.uri().path().starts_with("/assets/");
+    let is_signin = request.uri().path() == "/signin";
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
     headers.insert(
@@ -115,10 +116,15 @@ async fn security_headers(request: Request, next: Next) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    // The sign-in link carries its secret in the URL: never send it on.
+    // The sign-in link carries its secret in the URL: never send it on. Elsewhere `same-origin`:
+    // with `no-referrer` browsers send `Origin: null` on form posts, which the origin guard refuses.
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static(if is_signin {
+            "no-referrer"
+        } else {
+            "same-origin"
+        }),
     );
     if !is_asset && !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
