@@ -287,6 +287,7 @@ await step('search "Alice" and open Alice Chen from a result', async () => {
   await checkPage('search');
   const hits = page.locator('a[data-testid="search-result"]');
   expect(await hits.count() >= 2, `search "Alice": expected at least two results, got ${await hits.count()}`);
+  expect(await page.locator('main mark').count() >= 1, 'search "Alice": no highlighted (<mark>) snippet');
   const alice = hits.filter({ hasText: 'Alice Chen' }).first();
   expect(await alice.count() === 1, 'search "Alice": no result for Alice Chen');
   await clickAndWait(alice);
@@ -408,7 +409,11 @@ await step('merge two entities, then undo the merge: both pages are back', async
   expect(new URL(page.url()).pathname === bob.href, `merge: landed on ${page.url()}, expected ${bob.href}`);
   await flash();
   expect((await entityBody()).includes('frontend design'), 'after the merge Bob\'s page does not show Sam\'s "frontend design"');
-  const undo = page.locator('form[data-testid="undo-form"]').first();
+  // The merge's own revision when the list says which is which; else the newest.
+  const mergeRevision = page.locator('[data-testid="revision"]', { hasText: /merge/i }).first();
+  const undo = (await mergeRevision.count()) === 1
+    ? mergeRevision.locator('form[data-testid="undo-form"]')
+    : page.locator('form[data-testid="undo-form"]').first();
   expect(await undo.count() === 1, 'Bob: no undo form among the recent revisions');
   await submit(undo);
   await flash();
