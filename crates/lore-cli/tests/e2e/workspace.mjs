@@ -373,6 +373,24 @@ await step('an evidence chip opens the meeting at the highlighted, targeted segm
   const others = await page.locator('[data-testid="segment"].highlighted').count();
   expect(others === 1, `${others} segments are highlighted, expected only the cited one`);
   await checkPage('meeting');
+  // A segment far down its meeting (29:00 of the ownership handoff) is scrolled to as well.
+  await visit(aliceHref);
+  const late = claimRows('role').locator('a[data-testid="evidence-chip"]', { hasText: '29:00' }).first();
+  expect(await late.count() === 1, 'Alice\'s role has no chip at 29:00');
+  await clickAndWait(late);
+  const lateSid = decodeURIComponent(new URL(page.url()).hash.slice('#seg-'.length));
+  const placed = await page.locator(`[id="seg-${lateSid}"]`).evaluate((el) => {
+    const box = el.getBoundingClientRect();
+    return {
+      inView: box.bottom > 0 && box.top < window.innerHeight,
+      below: box.top + window.scrollY > window.innerHeight,
+      scrolled: window.scrollY,
+      current: el.getAttribute('aria-current'),
+    };
+  });
+  expect(placed.current === 'true', `late segment #seg-${lateSid} is not marked aria-current`);
+  expect(placed.inView, `late segment #seg-${lateSid} is not scrolled into view (scrollY ${placed.scrolled})`);
+  expect(placed.below, `late segment #seg-${lateSid} starts above the fold; pick a later one for this check`);
 });
 
 await step('override a value and see it marked manual', async () => {
