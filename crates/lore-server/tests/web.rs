@@ -117,6 +117,17 @@ async fn a_signin_link_works_once_and_sets_a_strict_http_only_cookie() {
     browser.take_cookie(&first);
     let home = browser.get("/").await;
     assert_eq!(home.status, StatusCode::OK, "{}", home.body);
+    // Pages send the referrer to this origin only: with `no-referrer` a browser would post forms
+    // with `Origin: null`, which the origin guard refuses. The password form page too.
+    assert_eq!(home.headers["referrer-policy"], "same-origin");
+    assert_eq!(
+        Browser::anonymous(&fixture).get("/signin").await.headers["referrer-policy"],
+        "same-origin"
+    );
+    assert!(
+        !again.body.contains("<form action=\"/signin\""),
+        "no form under no-referrer"
+    );
     assert!(home.body.contains("Sign out (local)"));
 
     // Signing out ends the session.

@@ -11,7 +11,10 @@ use maud::{html, Markup};
 use super::pages::predicate_label;
 
 const RADII: [f64; 3] = [0.0, 170.0, 320.0];
-const HALF: f64 = 400.0;
+/// Hop-1 meetings sit inside the hop-1 ring, so that entities keep the ring to themselves.
+const MEETING_RADIUS: f64 = 95.0;
+/// Room around the outermost ring for labels.
+const MARGIN: f64 = 80.0;
 
 fn short(name: &str) -> String {
     let mut out: String = name.chars().take(22).collect();
@@ -33,10 +36,22 @@ fn layout(graph: &GraphView) -> BTreeMap<String, (f64, f64)> {
             .filter(|n| n.hop == hop && n.id != graph.center)
             .collect()
     };
+    // Hop-1 entities spread evenly on their ring; hop-1 meetings on a smaller ring inside it.
     let first = ring(1);
-    for (index, node) in first.iter().enumerate() {
-        let angle = TAU * index as f64 / first.len().max(1) as f64 - TAU / 4.0;
-        angles.insert(node.id.clone(), angle);
+    for group in [
+        first
+            .iter()
+            .filter(|n| n.kind != "meeting")
+            .collect::<Vec<_>>(),
+        first
+            .iter()
+            .filter(|n| n.kind == "meeting")
+            .collect::<Vec<_>>(),
+    ] {
+        for (index, node) in group.iter().enumerate() {
+            let angle = TAU * index as f64 / group.len().max(1) as f64 - TAU / 4.0;
+            angles.insert(node.id.clone(), angle);
+        }
     }
     // Hop-2 nodes sorted by the mean angle of the hop-1 nodes they connect to, then spread evenly.
     let mut second: Vec<(f64, &lore_engine::GraphNode)> = ring(2)
@@ -72,7 +87,11 @@ fn layout(graph: &GraphView) -> BTreeMap<String, (f64, f64)> {
         if node.id == graph.center {
             continue;
         }
-        let radius = RADII[usize::from(node.hop.min(2))];
+        let radius = if node.hop == 1 && node.kind == "meeting" {
+            MEETING_RADIUS
+        } else {
+            RADII[usize::from(node.hop.min(2))]
+        };
         let angle = angles.get(&node.id).copied().unwrap_or(0.0);
         positions.insert(
             node.id.clone(),
@@ -89,6 +108,12 @@ fn round(value: f64) -> String {
 /// The SVG drawing.
 pub fn draw(graph: &GraphView) -> Markup {
     let positions = layout(graph);
+    let outer = if graph.nodes.iter().any(|n| n.hop >= 2) {
+        RADII[2]
+    } else {
+        RADII[1]
+    };
+    let half = outer + MARGIN;
     let names: BTreeMap<&str, &str> = graph
         .nodes
         .iter()
@@ -99,8 +124,8 @@ pub fn draw(graph: &GraphView) -> Markup {
     nodes.sort_by_key(|n| (n.id != graph.center, n.kind == "meeting", n.hop));
     html! {
         figure.graph {
-            svg data-testid="graph" role="group" aria-label="Connection graph" viewBox={ (-HALF) " " (-HALF) " " (2.0 * HALF) " " (2.0 * HALF) } xmlns="http://www.w3.org/2000/svg" {
-                @for ring in [RADII[1], RADII[2]] {
+            svg data-testid="graph" role="group" aria-label="Connection graph" viewBox={ (-half) " " (-half) " " (2.0 * half) " " (2.0 * half) } xmlns="http://www.w3.org/2000/svg" {
+                @for ring in RADII[1..].iter().filter(|r| **r <= outer) {
                     circle.ring cx="0" cy="0" r=(ring) fill="none" {}
                 }
                 @for edge in &graph.edges {

@@ -104,7 +104,12 @@ pub fn router(state: AppState) -> Router {
 /// CSP and friends on every workspace response; pages are never cached.
 async fn security_headers(request: Request, next: Next) -> Response {
     let is_asset = request.uri().path().starts_with("/assets/");
-    let is_signin = request.uri().path() == "/signin";
+    // Only the sign-in link's own response (a redirect) carries a secret in its URL.
+    let is_signin = request.uri().path() == "/signin"
+        && request
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|pair| pair.starts_with("token=")));
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
     headers.insert(

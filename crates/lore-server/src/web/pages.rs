@@ -147,9 +147,17 @@ pub async fn signin_page(
                     .insert(header::SET_COOKIE, set_cookie(&cookie));
                 response
             }
-            None => signin_form(
+            // No form on this page: it is served with `no-referrer` (its URL holds a token), and a
+            // form posted from it would arrive with `Origin: null`.
+            None => render(
                 StatusCode::FORBIDDEN,
-                Some("This sign-in link was already used or is not valid. Restart `lore serve` for a new one, or sign in with a password."),
+                "Sign in",
+                None,
+                html! {
+                    h1 { "Sign in" }
+                    p.flash.flash-error role="alert" { "This sign-in link was already used or is not valid." }
+                    p { "Restart " code { "lore serve" } " for a new link, or " a href="/signin" { "sign in with a password" } "." }
+                },
             ),
         };
     }

@@ -125,6 +125,8 @@ impl Browser {
             Request::builder()
                 .method("POST")
                 .uri(uri)
+                // As a browser sends it on a same-origin form post.
+                .header("origin", "http://127.0.0.1:7700")
                 .header("content-type", "application/x-www-form-urlencoded"),
             Body::from(body),
         )
