@@ -462,6 +462,15 @@ await step('graph: a node opens its entity, an edge opens the connection inspect
   expect(await edges.count() >= 1, `graph: ${await edges.count()} edges`);
   await checkPage('graph');
   const graphUrl = page.url();
+  const oneHop = await nodes.count();
+  // Two hops reach further.
+  const twoHopsLink = page.locator(`a[href="/graph/${aliceId}?hops=2"]`).first();
+  if (await twoHopsLink.count() === 1) await clickAndWait(twoHopsLink);
+  else await visit(`/graph/${aliceId}?hops=2`);
+  const twoHops = await nodes.count();
+  expect(twoHops > oneHop, `graph: 2 hops shows ${twoHops} nodes, 1 hop ${oneHop}`);
+  await checkPage('graph-2-hops');
+  await visit(graphUrl);
   // A node, by mouse.
   const atlas = nodes.filter({ hasText: 'Atlas' }).first();
   expect(await atlas.count() === 1, 'graph: no node labelled Atlas');
