@@ -306,6 +306,18 @@ async fn every_page_renders_on_the_demo_data_with_csp_and_no_inline_script() {
     assert!(home.body.contains("data-testid=\"review-count\""));
     let search = browser.get("/search?q=alice").await;
     assert!(search.body.contains("data-testid=\"search-result\""));
+    assert!(search.body.contains(
+        "aria-label=\"Search\" placeholder=\"Search people, projects, meetings\" value=\"alice\""
+    ));
+    // What a user types is escaped wherever it is shown.
+    for uri in [
+        "/search?q=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+    ] {
+        let page = browser.get(uri).await;
+        assert_page_shape(uri, &page);
+        assert!(page.body.contains("&lt;script&gt;"), "{}", page.body);
+    }
     assert!(search.body.contains("<mark>"), "{}", search.body);
 }
 
@@ -683,6 +695,29 @@ async fn users_sign_in_with_a_password_as_their_own_owner() {
         browser.get(&format!("/entities/{alice}")).await.status,
         StatusCode::NOT_FOUND
     );
+    // Ten failed attempts lock the name for a while, even against the right password.
+    for _ in 0..10 {
+        let failed = browser
+            .post(
+                "/signin",
+                &[("username", "dana"), ("password", "guess guess")],
+            )
+            .await;
+        assert_eq!(failed.status, StatusCode::UNAUTHORIZED);
+    }
+    let locked = browser
+        .post(
+            "/signin",
+            &[("username", "dana"), ("password", "correct horse battery")],
+        )
+        .await;
+    assert_eq!(
+        locked.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        locked.body
+    );
+    assert!(locked.headers.get("set-cookie").is_none());
     fixture.engine.remove_user("dana").unwrap();
     assert!(fixture.engine.remove_user("dana").is_err());
 }
@@ -780,4 +815,155 @@ async fn long_lists_paginate_and_bad_input_is_a_page() {
     assert!(cited.body.contains("Page 3 of 3"), "{}", cited.body);
     assert!(cited.body.contains("id=\"seg-s110\" aria-current=\"true\""));
     assert_eq!(cited.body.matches("data-testid=\"segment\"").count(), 20);
+}
+
+#[tokio::test]
+async fn splitting_off_one_meeting_through_the_form_and_undoing_it() {
+    let fixture = demo_fixture();
+    let browser = Browser::signed_in(&fixture, OWNER).await;
+    let chen = entity_id(&fixture, "alice@northwind.io");
+    let page = browser.get(&format!("/entities/{chen}")).await;
+    let form = page
+        .body
+        .split("data-testid=\"split-form\"")
+        .nth(1)
+        .expect("a split form")
+        .split("</form>")
+        .next()
+        .unwrap();
+    let meeting = form
+        .split("<option value=\"")
+        .nth(1)
+        .expect("a meeting to split off")
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let split = browser
+        .post(
+            &format!("/entities/{chen}/split"),
+            &[("csrf", &page.csrf()), ("meeting", &meeting)],
+        )
+        .await;
+    assert_eq!(split.location(), format!("/entities/{chen}"));
+    let after = browser.follow(&split).await;
+    let flash = after.flash().unwrap_or_default();
+    assert!(flash.starts_with("Split:"), "{}", after.body);
+    let new_id = flash
+        .split("new entity (")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(").")
+        .to_string();
+    assert_eq!(
+        browser.get(&format!("/entities/{new_id}")).await.status,
+        StatusCode::OK
+    );
+    // The split is the newest change of the entity; undoing it removes the new entity.
+    let undo_action = after
+        .body
+        .split("data-testid=\"undo-form\" action=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let undone = browser
+        .post(&undo_action, &[("csrf", &after.csrf()), ("back", &chen)])
+        .await;
+    assert_eq!(
+        browser.follow(&undone).await.flash().as_deref(),
+        Some("Undone.")
+    );
+    assert_eq!(
+        browser.get(&format!("/entities/{new_id}")).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert!(lore_engine::check_invariants(&fixture.engine, OWNER)
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn adding_and_retracting_a_claim_through_the_forms() {
+    let fixture = demo_fixture();
+    let browser = Browser::signed_in(&fixture, OWNER).await;
+    let bob = entity_id(&fixture, "bob@northwind.io");
+    let page = browser.get(&format!("/entities/{bob}")).await;
+    assert!(page.body.contains("data-testid=\"add-claim-form\""));
+    let added = browser
+        .post(
+            &format!("/entities/{bob}/claims"),
+            &[
+                ("csrf", &page.csrf()),
+                ("predicate", "has_skill"),
+                ("value", "kernel tuning"),
+                ("object", ""),
+                ("context", ""),
+                ("due_at", ""),
+            ],
+        )
+        .await;
+    let after = browser.follow(&added).await;
+    assert_eq!(after.flash().as_deref(), Some("Claim added."));
+    let row = after
+        .body
+        .split("data-testid=\"claim\" data-predicate=\"skill\"")
+        .nth(1)
+        .expect("the new skill row")
+        .split("</li>")
+        .next()
+        .unwrap();
+    assert!(
+        row.contains("kernel tuning") && row.contains("manual-badge"),
+        "{row}"
+    );
+    let claim = row
+        .split("name=\"claim\" value=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let retracted = browser
+        .post(
+            &format!("/entities/{bob}/retract"),
+            &[("csrf", &after.csrf()), ("claim", &claim)],
+        )
+        .await;
+    let shown = browser.follow(&retracted).await;
+    assert!(shown
+        .flash()
+        .is_some_and(|f| f.starts_with("Claim retracted")));
+    let current = shown
+        .body
+        .split("id=\"h-current\"")
+        .nth(1)
+        .unwrap()
+        .split("id=\"h-tasks\"")
+        .next()
+        .unwrap();
+    assert!(!current.contains("kernel tuning"), "{current}");
+    let history = browser.get(&format!("/entities/{bob}?tab=history")).await;
+    assert!(history.body.contains(
+        "data-testid=\"history-claim\" data-status=\"retracted\" data-predicate=\"skill\""
+    ));
+    // A claim of another entity cannot be retracted from this page.
+    let alice = entity_id(&fixture, "alice@northwind.io");
+    let alices = fixture
+        .engine
+        .show(OWNER, &alice, &ShowOptions::default())
+        .unwrap()
+        .claims[0]
+        .id
+        .clone();
+    let wrong = browser
+        .post(
+            &format!("/entities/{bob}/retract"),
+            &[("csrf", &after.csrf()), ("claim", &alices)],
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::NOT_FOUND);
 }

@@ -118,12 +118,20 @@ pub async fn signin_password(
 ) -> Result<Response, WebError> {
     let username = field(&form.username).unwrap_or_default();
     let password = form.password.clone().unwrap_or_default();
+    if state.sessions.signin_locked(&username) {
+        return Ok(signin_form(
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Too many failed sign-ins for this user. Wait 15 minutes and try again."),
+        ));
+    }
+    let name = username.clone();
     let owner = run(&state, move |engine| {
-        engine.verify_user_password(&username, &password)
+        engine.verify_user_password(&name, &password)
     })
     .await?;
     match owner {
         Some(owner) => {
+            state.sessions.signin_succeeded(&username);
             let cookie = state.sessions.start(&owner);
             let mut response = see_other("/");
             response
@@ -131,10 +139,13 @@ pub async fn signin_password(
                 .insert(header::SET_COOKIE, set_cookie(&cookie));
             Ok(response)
         }
-        None => Ok(signin_form(
-            StatusCode::UNAUTHORIZED,
-            Some("Wrong user name or password."),
-        )),
+        None => {
+            state.sessions.signin_failed(&username);
+            Ok(signin_form(
+                StatusCode::UNAUTHORIZED,
+                Some("Wrong user name or password."),
+            ))
+        }
     }
 }
 

@@ -317,6 +317,17 @@ pub fn is_id(text: &str, prefix: &str) -> bool {
 
 /// A whole page: header with the search form, the flash message, `<main id="main">`.
 pub fn render(status: StatusCode, title: &str, user: Option<&WebUser>, body: Markup) -> Response {
+    render_with_query(status, title, user, None, body)
+}
+
+/// [`render`] with the header's search box filled in (the search results page).
+pub fn render_with_query(
+    status: StatusCode,
+    title: &str,
+    user: Option<&WebUser>,
+    query: Option<&str>,
+    body: Markup,
+) -> Response {
     let page = html! {
         (DOCTYPE)
         html lang="en" {
@@ -331,7 +342,7 @@ pub fn render(status: StatusCode, title: &str, user: Option<&WebUser>, body: Mar
                 header.site-header {
                     a.brand href="/" { "Lore" }
                     form.search-form role="search" action="/search" method="get" {
-                        input type="search" name="q" aria-label="Search" placeholder="Search people, projects, meetings";
+                        input type="search" name="q" aria-label="Search" placeholder="Search people, projects, meetings" value=[query];
                         button type="submit" { "Search" }
                     }
                     nav.site-nav aria-label="Main" {

@@ -343,10 +343,17 @@ pub async fn search(
         Ok(hits) => hits,
         Err(error) if error.status == StatusCode::BAD_REQUEST => {
             let body = html! {
-                h1 { "Search" }
+                h1 { "Results for “" (text) "”" }
                 p.flash.flash-error role="alert" { (error.message) }
+                p.hint { "Words match as typed; put a phrase in double quotes, end a word with * for a prefix, use OR between words and - before a word to exclude it." }
             };
-            return Ok(render(StatusCode::BAD_REQUEST, "Search", Some(&user), body));
+            return Ok(super::render_with_query(
+                StatusCode::BAD_REQUEST,
+                "Search",
+                Some(&user),
+                Some(&text),
+                body,
+            ));
         }
         Err(error) => return Err(error),
     };
@@ -388,7 +395,13 @@ pub async fn search(
         }
         @if total >= 1000 { p.hint { "Showing the best 1000 matches." } }
     };
-    Ok(page(&format!("Search: {text}"), &user, body))
+    Ok(super::render_with_query(
+        StatusCode::OK,
+        &format!("Search: {text}"),
+        Some(&user),
+        Some(&text),
+        body,
+    ))
 }
 
 /// Percent-encodes a query value.

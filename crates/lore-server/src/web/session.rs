@@ -3,11 +3,18 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use lore_core::ids::{hex, sha256_hex};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "lore_session";
+/// Failed password sign-ins for one user name before it is locked for `LOCKOUT`.
+pub const MAX_FAILURES: u32 = 10;
+/// How long a user name stays locked after `MAX_FAILURES` failed sign-ins.
+pub const LOCKOUT: Duration = Duration::from_secs(15 * 60);
+/// Most user names whose failures are remembered (the names are the caller's input).
+const MAX_TRACKED: usize = 10_000;
 
 /// One signed-in browser.
 #[derive(Clone, Debug)]
@@ -17,6 +24,8 @@ pub struct Session {
     pub csrf: String,
     /// A message for the next page (after a form's redirect), with whether it reports an error.
     pub flash: Option<(String, bool)>,
+    /// The last request made with it.
+    last_seen: Instant,
 }
 
 #[derive(Default)]
@@ -25,12 +34,23 @@ struct Inner {
     signin: HashMap<String, String>,
     /// hash(cookie) → session.
     sessions: HashMap<String, Session>,
+    /// user name → failed password sign-ins and the time of the last one.
+    failures: HashMap<String, (u32, Instant)>,
 }
 
+/// A session unused this long ends (the next request is sent to sign in).
+pub const SESSION_IDLE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
 /// Sign-in links and sessions of one server.
-#[derive(Default)]
 pub struct Sessions {
     inner: Mutex<Inner>,
+    idle: Duration,
+}
+
+impl Default for Sessions {
+    fn default() -> Sessions {
+        Sessions::with_idle_limit(SESSION_IDLE)
+    }
 }
 
 /// 32 random bytes as hex.
@@ -41,6 +61,14 @@ pub fn random_secret() -> String {
 }
 
 impl Sessions {
+    /// Sessions that end after `idle` without a request.
+    pub fn with_idle_limit(idle: Duration) -> Sessions {
+        Sessions {
+            inner: Mutex::default(),
+            idle,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner
             .lock()
@@ -68,6 +96,7 @@ impl Sessions {
             owner: owner.to_string(),
             csrf: random_secret(),
             flash: None,
+            last_seen: Instant::now(),
         };
         self.lock()
             .sessions
@@ -78,7 +107,13 @@ impl Sessions {
     /// The session behind a cookie value, taking its pending flash message.
     pub fn take(&self, cookie: &str) -> Option<Session> {
         let mut inner = self.lock();
-        let session = inner.sessions.get_mut(&sha256_hex(cookie.as_bytes()))?;
+        let key = sha256_hex(cookie.as_bytes());
+        let session = inner.sessions.get_mut(&key)?;
+        if session.last_seen.elapsed() >= self.idle {
+            inner.sessions.remove(&key);
+            return None;
+        }
+        session.last_seen = Instant::now();
         let found = session.clone();
         session.flash = None;
         Some(found)
@@ -89,6 +124,41 @@ impl Sessions {
         if let Some(session) = self.lock().sessions.get_mut(&sha256_hex(cookie.as_bytes())) {
             session.flash = Some((message, error));
         }
+    }
+
+    /// Whether password sign-in for `name` is locked after too many failures.
+    pub fn signin_locked(&self, name: &str) -> bool {
+        self.lock()
+            .failures
+            .get(name)
+            .is_some_and(|(count, last)| *count >= MAX_FAILURES && last.elapsed() < LOCKOUT)
+    }
+
+    /// Records a failed password sign-in for `name`.
+    pub fn signin_failed(&self, name: &str) {
+        let mut inner = self.lock();
+        if inner.failures.len() >= MAX_TRACKED {
+            inner
+                .failures
+                .retain(|_, (_, last)| last.elapsed() < LOCKOUT);
+        }
+        if inner.failures.len() >= MAX_TRACKED {
+            return;
+        }
+        let entry = inner
+            .failures
+            .entry(name.to_string())
+            .or_insert((0, Instant::now()));
+        if entry.1.elapsed() >= LOCKOUT {
+            entry.0 = 0;
+        }
+        entry.0 += 1;
+        entry.1 = Instant::now();
+    }
+
+    /// Forgets the failures of `name` after a successful sign-in.
+    pub fn signin_succeeded(&self, name: &str) {
+        self.lock().failures.remove(name);
     }
 
     /// Ends a session.
@@ -104,4 +174,48 @@ pub fn same_secret(a: &str, b: &str) -> bool {
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_is_redeemed_once_and_a_session_ends_when_idle() {
+        let sessions = Sessions::default();
+        let secret = sessions.create_signin_secret("alice");
+        assert_eq!(
+            sessions.redeem_signin_secret(&secret).as_deref(),
+            Some("alice")
+        );
+        assert_eq!(sessions.redeem_signin_secret(&secret), None);
+        let cookie = sessions.start("alice");
+        let session = sessions.take(&cookie).expect("a fresh session");
+        assert_eq!(session.owner, "alice");
+        sessions.flash(&cookie, "saved".into(), false);
+        assert_eq!(
+            sessions.take(&cookie).unwrap().flash,
+            Some(("saved".into(), false))
+        );
+        assert_eq!(
+            sessions.take(&cookie).unwrap().flash,
+            None,
+            "a flash shows once"
+        );
+        sessions.end(&cookie);
+        assert!(sessions.take(&cookie).is_none());
+
+        let idle = Sessions::with_idle_limit(Duration::ZERO);
+        let cookie = idle.start("alice");
+        assert!(idle.take(&cookie).is_none(), "an idle session has ended");
+        assert!(idle.take(&cookie).is_none());
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "ab"));
+        assert!(!same_secret("", "a"));
+    }
 }
