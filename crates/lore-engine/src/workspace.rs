@@ -328,7 +328,12 @@ fn describe_cascade(
                         .unwrap_or("")
                         .to_string()
                 };
+                // As people read it: `has_title` → `title`, `works_at` → `works at`.
                 let predicate = text("predicate").unwrap_or_default();
+                let predicate = predicate
+                    .strip_prefix("has_")
+                    .unwrap_or(&predicate)
+                    .replace('_', " ");
                 match change {
                     "changed" if status(old) != status(new) => format!(
                         "{subject}: {predicate} = {value} ({} → {})",

@@ -14,7 +14,7 @@ const RADII: [f64; 3] = [0.0, 170.0, 320.0];
 /// Hop-1 meetings sit inside the hop-1 ring, so that entities keep the ring to themselves.
 const MEETING_RADIUS: f64 = 95.0;
 /// Room around the outermost ring for labels.
-const MARGIN: f64 = 80.0;
+const MARGIN: f64 = 120.0;
 
 fn short(name: &str) -> String {
     let mut out: String = name.chars().take(22).collect();
@@ -48,8 +48,13 @@ fn layout(graph: &GraphView) -> BTreeMap<String, (f64, f64)> {
             .filter(|n| n.kind == "meeting")
             .collect::<Vec<_>>(),
     ] {
+        // Meetings sit half a step off the entities' spokes, so that no meeting lies on an edge.
+        let offset = match group.first() {
+            Some(node) if node.kind == "meeting" => TAU / (2.0 * group.len().max(1) as f64),
+            _ => 0.0,
+        };
         for (index, node) in group.iter().enumerate() {
-            let angle = TAU * index as f64 / group.len().max(1) as f64 - TAU / 4.0;
+            let angle = TAU * index as f64 / group.len().max(1) as f64 - TAU / 4.0 + offset;
             angles.insert(node.id.clone(), angle);
         }
     }

@@ -50,6 +50,11 @@ pub fn predicate_key(predicate: &str) -> &str {
     predicate.strip_prefix("has_").unwrap_or(predicate)
 }
 
+/// An authority or status as people read it: `first_party` → `first party`.
+fn word_label(value: &str) -> String {
+    value.replace('_', " ")
+}
+
 /// A predicate as people read it: `has_title` → `title`, `works_at` → `works at`.
 pub fn predicate_label(predicate: &str) -> String {
     predicate_key(predicate).replace('_', " ")
@@ -1052,16 +1057,23 @@ pub async fn graph(
         section aria-labelledby="h-edges" {
             h2 id="h-edges" { "Connections" }
             @if graph.edges.is_empty() { p.empty { "No connections yet: they come from meetings and claims that name other entities." } }
-            ul {
-                @for edge in &graph.edges {
-                    li {
-                        (names.get(edge.from.as_str()).copied().unwrap_or("?")) " "
-                        @if let Some(claim) = &edge.claim {
-                            a href={ "/graph/" (id) "/edge/" (claim) } { (predicate_label(&edge.predicate)) }
-                        } @else { (predicate_label(&edge.predicate)) }
-                        " " (names.get(edge.to.as_str()).copied().unwrap_or("?"))
-                        @if let Some(label) = &edge.label { " (" (label) ")" }
-                    }
+            // Facts first, each opening its inspector; meetings (attended, mentioned in) folded away.
+            @let (facts, meetings): (Vec<_>, Vec<_>) = graph.edges.iter().partition(|e| e.claim.is_some());
+            @let edge_item = |edge: &lore_engine::GraphEdge| html! {
+                li {
+                    (names.get(edge.from.as_str()).copied().unwrap_or("?")) " "
+                    @if let Some(claim) = &edge.claim {
+                        a href={ "/graph/" (id) "/edge/" (claim) } { (predicate_label(&edge.predicate)) }
+                    } @else { (predicate_label(&edge.predicate)) }
+                    " " (names.get(edge.to.as_str()).copied().unwrap_or("?"))
+                    @if let Some(label) = &edge.label { " (" (label) ")" }
+                }
+            };
+            ul { @for edge in &facts { (edge_item(edge)) } }
+            @if !meetings.is_empty() {
+                details {
+                    summary { "Meetings (" (meetings.len()) ")" }
+                    ul { @for edge in &meetings { (edge_item(edge)) } }
                 }
             }
         }
@@ -1105,7 +1117,7 @@ pub async fn edge(
                 @if claim.predicate == "has_role" {
                     @if let Some(value) = &claim.value { dt { "Role" } dd { (value) } }
                 }
-                dt { "Status" } dd { (claim.status.as_str()) " (" (claim.authority.as_str()) ")" }
+                dt { "Status" } dd { (claim.status.as_str()) " (" (word_label(claim.authority.as_str())) ")" }
                 dt { "Valid" } dd {
                     @if let Some(from) = claim.valid_from { "from " (day(from)) } @else { "from unknown" }
                     @if let Some(to) = claim.valid_to { " to " (day(to)) } @else { ", still in force" }
@@ -1140,7 +1152,7 @@ fn review_claim(claim: &serde_json::Value) -> Markup {
             div.review-claim {
                 a href={ "/entities/" (value_str(claim, "subject")) } { (value_str(claim, "subject_name")) }
                 ": " (predicate_label(&value_str(claim, "predicate"))) " = " strong { (value_str(claim, "value")) }
-                " " span.badge.muted { (value_str(claim, "status")) ", " (value_str(claim, "authority")) }
+                " " span.badge.muted { (value_str(claim, "status")) ", " (word_label(&value_str(claim, "authority"))) }
                 ul.evidence-list {
                     @for evidence in claim.get("evidence").and_then(|e| e.as_array()).into_iter().flatten() {
                         li {
