@@ -7,7 +7,7 @@
 //! weight, L19; a meeting weighs by recency the same way), and the whole graph stops at `limit` nodes;
 //! `truncated` says that something was cut.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use lore_core::model::*;
 use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
@@ -111,7 +111,7 @@ impl Engine {
                 edges: BTreeMap::new(),
                 truncated: false,
             };
-            let weight = entity_weight(tx, &center.id, now)?;
+            let weight = entity_weight(tx, &center, now)?;
             graph.add_node(GraphNode {
                 id: center.id.clone(),
                 kind: center.kind.to_string(),
@@ -347,7 +347,7 @@ impl Builder<'_> {
                     kind: entity.kind.to_string(),
                     name: entity.display_name().to_string(),
                     hop,
-                    weight: round(entity_weight(tx, &entity.id, self.now)?),
+                    weight: round(entity_weight(tx, &entity, self.now)?),
                 }
             };
             kinds.insert(node.id.clone(), link.neighbor_is_meeting);
@@ -367,9 +367,8 @@ impl Builder<'_> {
         for node in ranked {
             self.add_node(node);
         }
-        let present: BTreeSet<String> = self.nodes.keys().cloned().collect();
         for link in links {
-            if present.contains(&link.edge.from) && present.contains(&link.edge.to) {
+            if self.nodes.contains_key(&link.edge.from) && self.nodes.contains_key(&link.edge.to) {
                 self.add_edge(link.edge);
             }
         }

@@ -453,3 +453,15 @@ CREATE INDEX api_tokens_by_owner ON api_tokens (owner);
 -- Entity rebuilds read an entity's earliest name and its first and last naming through this index,
 -- whatever the number of names (a hub is named in hundreds of meetings).
 CREATE INDEX entity_aliases_by_time ON entity_aliases (owner, entity, observed_at, alias);
+
+-- Graph ranking (issue 8): each entity keeps its L19 topic-weight basis and latest observation time,
+-- rebuilt with its projection, so ranking a neighbor by weight reads one row instead of its evidence.
+ALTER TABLE entities ADD COLUMN weight_basis REAL NOT NULL DEFAULT 0;
+ALTER TABLE entities ADD COLUMN weight_latest INTEGER;
+
+-- Evidence indexes that cover the graph and topic-weight reads (issue 8): observation times of an
+-- entity's claims and the claims a meeting supports are read from the index alone.
+DROP INDEX evidence_by_claim;
+CREATE INDEX evidence_by_claim ON evidence (owner, claim, observed_at);
+DROP INDEX evidence_by_meeting;
+CREATE INDEX evidence_by_meeting ON evidence (owner, meeting, claim);
