@@ -7,7 +7,7 @@
 //! weight, L19; a meeting weighs by recency the same way), and the whole graph stops at `limit` nodes;
 //! `truncated` says that something was cut.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use lore_core::model::*;
 use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
@@ -108,7 +108,7 @@ impl Engine {
                 now,
                 nodes: BTreeMap::new(),
                 order: Vec::new(),
-                edges: BTreeMap::new(),
+                edges: HashMap::new(),
                 truncated: false,
             };
             let weight = entity_weight(tx, &center, now)?;
@@ -143,10 +143,12 @@ impl Engine {
                     .then(b.weight.total_cmp(&a.weight))
                     .then(a.id.cmp(&b.id))
             });
+            let mut edges: Vec<(EdgeKey, GraphEdge)> = graph.edges.into_iter().collect();
+            edges.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             Ok(GraphView {
                 center: center.id.clone(),
                 nodes,
-                edges: graph.edges.into_values().collect(),
+                edges: edges.into_iter().map(|(_, edge)| edge).collect(),
                 truncated: graph.truncated,
             })
         })
@@ -157,12 +159,15 @@ fn round(weight: f64) -> f64 {
     (weight * 1000.0).round() / 1000.0
 }
 
+type EdgeKey = (String, String, String, String);
+
 struct Builder<'o> {
     options: &'o GraphOptions,
     now: Ts,
     nodes: BTreeMap<String, GraphNode>,
     order: Vec<String>,
-    edges: BTreeMap<(String, String, String, String), GraphEdge>,
+    /// Edges by `(claim, from, to, predicate)`; sorted by that key when the view is built.
+    edges: HashMap<EdgeKey, GraphEdge>,
     truncated: bool,
 }
 

@@ -1,6 +1,7 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
 mod planner;
+mod read_cache;
 mod read_side;
 mod rows;
 
@@ -23,7 +24,7 @@ pub struct SqliteStore {
     connection: Mutex<Connection>,
     /// A second, read-only connection for `read` (file databases only): reads need no toggling of
     /// `query_only` and do not wait for the writer (WAL readers see the last committed snapshot).
-    reader: Option<Mutex<Connection>>,
+    reader: Option<Mutex<(Connection, read_cache::ReadCache)>>,
     /// Background WAL checkpoints (file databases only).
     checkpointer: Option<Checkpointer>,
     blob_dir: PathBuf,
@@ -105,10 +106,15 @@ impl SqliteStore {
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(backend)?;
         tune(&reader)?;
-        store.reader = Some(Mutex::new(reader));
+        store.reader = Some(Mutex::new((reader, read_cache::ReadCache::default())));
         store
             .lock()?
             .pragma_update(None, "wal_autocheckpoint", BACKSTOP_CHECKPOINT_PAGES)
+            .map_err(backend)?;
+        // Once checkpointed, the log is cut back to this size instead of keeping its peak.
+        store
+            .lock()?
+            .pragma_update(None, "journal_size_limit", CHECKPOINT_BYTES as i64)
             .map_err(backend)?;
         store.checkpointer = Some(Checkpointer::start(path)?);
         Ok(store)
@@ -305,17 +311,25 @@ impl SqliteStore {
         work: &mut TxWork<'_>,
     ) -> StoreResult<()> {
         if let (false, Some(reader)) = (commit, &self.reader) {
-            let mut connection = reader
+            let mut guard = reader
                 .lock()
                 .map_err(|_| StoreError::Backend("database connection poisoned".into()))?;
+            let (connection, cache) = &mut *guard;
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(backend)?;
+            // The first statement opens the snapshot; its version says whether the memo still holds.
+            let version: i64 = transaction
+                .query_row("PRAGMA data_version", [], |row| row.get(0))
                 .map_err(backend)?;
             let mut tx = SqliteTx {
                 connection: &transaction,
                 owner,
+                cache: Some(cache.for_snapshot(version, owner)),
             };
-            work(&mut tx)?;
+            let outcome = work(&mut tx);
+            cache.recount();
+            outcome?;
             return transaction.rollback().map_err(backend);
         }
         let mut connection = self.lock()?;
@@ -331,6 +345,7 @@ impl SqliteStore {
             let mut tx = SqliteTx {
                 connection: &transaction,
                 owner,
+                cache: None,
             };
             work(&mut tx)?;
             if commit {
@@ -518,6 +533,38 @@ fn api_token_row(row: &Row) -> rusqlite::Result<ApiToken> {
 struct SqliteTx<'c> {
     connection: &'c Connection,
     owner: &'c str,
+    /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
+    cache: Option<&'c mut read_cache::OwnerCache>,
+}
+
+/// Answers a read from the memo when it holds it, otherwise queries and remembers the answer.
+macro_rules! memo {
+    ($tx:ident, $map:ident, $key:expr, $load:expr) => {{
+        if let Some(hit) = $tx.cache.as_ref().and_then(|c| c.$map.get($key)) {
+            return Ok(hit.clone());
+        }
+        let rows = $load?;
+        if let Some(cache) = $tx.cache.as_mut() {
+            cache.$map.insert($key.to_string(), rows.clone());
+        }
+        Ok(rows)
+    }};
+}
+
+/// The same for reads bounded by a row limit: a memo answers only the limit it was filled with.
+macro_rules! memo_limited {
+    ($tx:ident, $map:ident, $key:expr, $limit:expr, $load:expr) => {{
+        if let Some((limit, hit)) = $tx.cache.as_ref().and_then(|c| c.$map.get($key)) {
+            if *limit == $limit {
+                return Ok(hit.clone());
+            }
+        }
+        let rows = $load?;
+        if let Some(cache) = $tx.cache.as_mut() {
+            cache.$map.insert($key.to_string(), ($limit, rows.clone()));
+        }
+        Ok(rows)
+    }};
 }
 
 impl SqliteTx<'_> {
@@ -648,14 +695,19 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn find_meeting(&mut self, id: &str) -> StoreResult<Option<Meeting>> {
-        self.one(
-            sql!(
-                "SELECT ",
-                MEETING_COLUMNS,
-                " FROM meetings WHERE owner = ?1 AND id = ?2"
-            ),
-            params![self.owner, id],
-            meeting_row,
+        memo!(
+            self,
+            meetings,
+            id,
+            self.one(
+                sql!(
+                    "SELECT ",
+                    MEETING_COLUMNS,
+                    " FROM meetings WHERE owner = ?1 AND id = ?2"
+                ),
+                params![self.owner, id],
+                meeting_row,
+            )
         )
     }
 
@@ -839,14 +891,19 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
-        self.one(
-            sql!(
-                "SELECT ",
-                ENTITY_COLUMNS,
-                " FROM entities WHERE owner = ?1 AND id = ?2"
-            ),
-            params![self.owner, id],
-            entity_row,
+        memo!(
+            self,
+            entities,
+            id,
+            self.one(
+                sql!(
+                    "SELECT ",
+                    ENTITY_COLUMNS,
+                    " FROM entities WHERE owner = ?1 AND id = ?2"
+                ),
+                params![self.owner, id],
+                entity_row,
+            )
         )
     }
 
@@ -1248,15 +1305,20 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_tasks_by_entity(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
-        self.all(
-            sql!(
-                "SELECT ",
-                TASK_COLUMNS,
-                " FROM tasks WHERE owner = ?1 AND id IN (SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 \
-                 UNION SELECT id FROM tasks WHERE owner = ?1 AND project = ?2) ORDER BY created_at, id"
-            ),
-            params![self.owner, entity],
-            task_row,
+        memo!(
+            self,
+            tasks_by_entity,
+            entity,
+            self.all(
+                sql!(
+                    "SELECT ",
+                    TASK_COLUMNS,
+                    " FROM tasks WHERE owner = ?1 AND id IN (SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 \
+                     UNION SELECT id FROM tasks WHERE owner = ?1 AND project = ?2) ORDER BY created_at, id"
+                ),
+                params![self.owner, entity],
+                task_row,
+            )
         )
     }
 
@@ -1615,7 +1677,13 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>> {
-        self.read_claims_linking(entity, limit)
+        memo_limited!(
+            self,
+            claims_linking,
+            entity,
+            limit,
+            self.read_claims_linking(entity, limit)
+        )
     }
 
     fn list_meeting_links_by_entity(
@@ -1623,7 +1691,13 @@ impl Tx for SqliteTx<'_> {
         entity: &str,
         limit: usize,
     ) -> StoreResult<Vec<crate::MeetingLink>> {
-        self.read_meeting_links_by_entity(entity, limit)
+        memo_limited!(
+            self,
+            links_by_entity,
+            entity,
+            limit,
+            self.read_meeting_links_by_entity(entity, limit)
+        )
     }
 
     fn list_meeting_links_by_meeting(
@@ -1631,7 +1705,13 @@ impl Tx for SqliteTx<'_> {
         meeting: &str,
         limit: usize,
     ) -> StoreResult<Vec<crate::MeetingLink>> {
-        self.read_meeting_links_by_meeting(meeting, limit)
+        memo_limited!(
+            self,
+            links_by_meeting,
+            meeting,
+            limit,
+            self.read_meeting_links_by_meeting(meeting, limit)
+        )
     }
 
     fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
