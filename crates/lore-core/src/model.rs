@@ -231,6 +231,13 @@ pub struct Entity {
     pub last_observed_at: Option<Ts>,
     pub current_attributes: BTreeMap<String, serde_json::Value>,
     pub current_brief: String,
+    /// Derived, like the projection: the L19 weight basis of the entity's observations and the latest
+    /// of them (`reading::weight_basis`), so that ranking by topic weight reads one row. Not part of
+    /// snapshots or dumps: every write that restores or changes an entity rebuilds them.
+    #[serde(skip)]
+    pub weight_basis: f64,
+    #[serde(skip)]
+    pub weight_latest: Option<Ts>,
 }
 
 impl Entity {

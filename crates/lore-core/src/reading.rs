@@ -43,6 +43,39 @@ pub fn topic_weight(observations: impl IntoIterator<Item = (Ts, f64)>, now: Ts) 
         .sum()
 }
 
+/// The reference time of stored weight bases (2026-01-01T00:00:00Z). `2^((t − E)/30 d)` stays a
+/// finite, normal double for any `t` within about 80 years of it.
+pub const WEIGHT_EPOCH_MS: i64 = 1_767_225_600_000;
+
+/// The L19 sum kept with an entity so that reading its weight is O(1): `basis = Σ w_e ·
+/// 2^((t_e − E) / 30 d)` over its observations, summed in ascending `(t_e, w_e)` order so the value
+/// depends only on the set of observations (L14), and the latest observation time. Then
+/// `W(t) = basis · 2^(−(t − E) / 30 d)` for every `t` at or after the latest observation.
+pub fn weight_basis(mut observations: Vec<(Ts, f64)>) -> (f64, Option<Ts>) {
+    observations.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let basis = observations
+        .iter()
+        .map(|(observed_at, weight)| {
+            weight * ((observed_at.0 - WEIGHT_EPOCH_MS) as f64 / HALF_LIFE_MS).exp2()
+        })
+        .sum();
+    (basis, observations.last().map(|(at, _)| *at))
+}
+
+/// L19 weight at `now` from a stored basis, or `None` when the basis cannot answer exactly: an
+/// observation lies in the future of `now` (it counts with full weight, not more) or the basis left
+/// the range of a double. Callers then sum the observations with [`topic_weight`].
+pub fn weight_from_basis(basis: f64, latest: Option<Ts>, now: Ts) -> Option<f64> {
+    let Some(latest) = latest else {
+        return Some(0.0);
+    };
+    if latest > now || !basis.is_finite() {
+        return None;
+    }
+    let weight = basis * (-((now.0 - WEIGHT_EPOCH_MS) as f64) / HALF_LIFE_MS).exp2();
+    weight.is_finite().then_some(weight)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +147,41 @@ mod tests {
         assert!((mention_30_days_ago - 0.5).abs() < 1e-12);
         assert!((tag_60_days_ago - 0.5).abs() < 1e-12);
         assert!((topic_weight([(Ts(0), 1.0), (now, 2.0)], now) - 2.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn l19_weight_from_the_stored_basis_equals_the_sum_over_observations() {
+        let day = MS_PER_DAY;
+        let observations: Vec<(Ts, f64)> = (0..400)
+            .map(|i| {
+                (
+                    Ts(WEIGHT_EPOCH_MS - 900 * day + i * 2 * day + i),
+                    MENTION_WEIGHT,
+                )
+            })
+            .chain([(Ts(WEIGHT_EPOCH_MS + 20 * day), TAG_WEIGHT)])
+            .collect();
+        let mut shuffled = observations.clone();
+        shuffled.reverse();
+        let (basis, latest) = weight_basis(observations.clone());
+        // The basis depends on the set of observations, not their order (L14).
+        assert_eq!(weight_basis(shuffled), (basis, latest));
+        assert_eq!(latest, Some(Ts(WEIGHT_EPOCH_MS + 20 * day)));
+        for now in [
+            latest.unwrap().0,
+            WEIGHT_EPOCH_MS + 45 * day,
+            WEIGHT_EPOCH_MS + 4000 * day,
+        ] {
+            let now = Ts(now);
+            let exact = topic_weight(observations.iter().copied(), now);
+            let stored = weight_from_basis(basis, latest, now).unwrap();
+            assert!(
+                (stored - exact).abs() <= 1e-12 * exact.max(1.0),
+                "{stored} vs {exact}"
+            );
+        }
+        // An observation after `now` counts with full weight: the basis cannot say so, the sum does.
+        assert_eq!(weight_from_basis(basis, latest, Ts(WEIGHT_EPOCH_MS)), None);
+        assert_eq!(weight_from_basis(0.0, None, Ts(0)), Some(0.0));
     }
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use lore_core::ids::short_id;
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
+use lore_core::reading::{weight_basis, MENTION_WEIGHT};
 use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::Ts;
 use lore_store::Tx;
@@ -299,6 +300,13 @@ pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> 
     }
     rebuilt.first_observed_at = first;
     rebuilt.last_observed_at = last;
+    let observations = tx.list_observation_times(&entity.id)?;
+    (rebuilt.weight_basis, rebuilt.weight_latest) = weight_basis(
+        observations
+            .into_iter()
+            .map(|at| (at, MENTION_WEIGHT))
+            .collect(),
+    );
 
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for claim in &claims {

@@ -2,7 +2,6 @@
 //! queue with the evidence behind each entry.
 
 use lore_core::model::*;
-use lore_core::reading::{topic_weight, MENTION_WEIGHT};
 use lore_core::Ts;
 use lore_store::Tx;
 use serde::Serialize;
@@ -11,6 +10,7 @@ use serde_json::{json, Value};
 use crate::apply::{settle, Changes};
 use crate::edit::EditReport;
 use crate::resolve::find_entity;
+use crate::search::entity_weight;
 use crate::views::EntityRow;
 use crate::{Engine, EngineError, EngineResult};
 
@@ -40,22 +40,12 @@ pub struct ReviewItem {
 }
 
 /// L19 topic weight of an entity at `now`: its claims' evidence and the names it was called by, each a
-/// mention; the same computation `show` uses.
+/// mention; the same sum `show` computes, read from the entity's stored basis.
 pub fn entity_topic_weight(tx: &mut dyn Tx, entity: &str, now: Ts) -> EngineResult<f64> {
-    let mut observations = Vec::new();
-    for claim in tx.list_claims_by_subject(entity)? {
-        observations.extend(
-            tx.list_evidence_by_claim(&claim.id)?
-                .iter()
-                .map(|e| (e.observed_at, MENTION_WEIGHT)),
-        );
-    }
-    observations.extend(
-        tx.list_aliases(entity)?
-            .iter()
-            .map(|a| (a.observed_at, MENTION_WEIGHT)),
-    );
-    Ok((topic_weight(observations, now) * 1000.0).round() / 1000.0)
+    let Some(entity) = tx.find_entity(entity)? else {
+        return Ok(0.0);
+    };
+    Ok((entity_weight(tx, &entity, now)? * 1000.0).round() / 1000.0)
 }
 
 impl Engine {

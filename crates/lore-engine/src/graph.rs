@@ -7,7 +7,7 @@
 //! weight, L19; a meeting weighs by recency the same way), and the whole graph stops at `limit` nodes;
 //! `truncated` says that something was cut.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 
 use lore_core::model::*;
 use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
@@ -108,10 +108,10 @@ impl Engine {
                 now,
                 nodes: BTreeMap::new(),
                 order: Vec::new(),
-                edges: BTreeMap::new(),
+                edges: HashMap::new(),
                 truncated: false,
             };
-            let weight = entity_weight(tx, &center.id, now)?;
+            let weight = entity_weight(tx, &center, now)?;
             graph.add_node(GraphNode {
                 id: center.id.clone(),
                 kind: center.kind.to_string(),
@@ -143,10 +143,12 @@ impl Engine {
                     .then(b.weight.total_cmp(&a.weight))
                     .then(a.id.cmp(&b.id))
             });
+            let mut edges: Vec<(EdgeKey, GraphEdge)> = graph.edges.into_iter().collect();
+            edges.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             Ok(GraphView {
                 center: center.id.clone(),
                 nodes,
-                edges: graph.edges.into_values().collect(),
+                edges: edges.into_iter().map(|(_, edge)| edge).collect(),
                 truncated: graph.truncated,
             })
         })
@@ -157,12 +159,15 @@ fn round(weight: f64) -> f64 {
     (weight * 1000.0).round() / 1000.0
 }
 
+type EdgeKey = (String, String, String, String);
+
 struct Builder<'o> {
     options: &'o GraphOptions,
     now: Ts,
     nodes: BTreeMap<String, GraphNode>,
     order: Vec<String>,
-    edges: BTreeMap<(String, String, String, String), GraphEdge>,
+    /// Edges by `(claim, from, to, predicate)`; sorted by that key when the view is built.
+    edges: HashMap<EdgeKey, GraphEdge>,
     truncated: bool,
 }
 
@@ -347,7 +352,7 @@ impl Builder<'_> {
                     kind: entity.kind.to_string(),
                     name: entity.display_name().to_string(),
                     hop,
-                    weight: round(entity_weight(tx, &entity.id, self.now)?),
+                    weight: round(entity_weight(tx, &entity, self.now)?),
                 }
             };
             kinds.insert(node.id.clone(), link.neighbor_is_meeting);
@@ -367,9 +372,8 @@ impl Builder<'_> {
         for node in ranked {
             self.add_node(node);
         }
-        let present: BTreeSet<String> = self.nodes.keys().cloned().collect();
         for link in links {
-            if present.contains(&link.edge.from) && present.contains(&link.edge.to) {
+            if self.nodes.contains_key(&link.edge.from) && self.nodes.contains_key(&link.edge.to) {
                 self.add_edge(link.edge);
             }
         }

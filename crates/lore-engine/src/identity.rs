@@ -711,6 +711,8 @@ fn split_in_tx(
         last_observed_at: None,
         current_attributes: Default::default(),
         current_brief: String::new(),
+        weight_basis: 0.0,
+        weight_latest: None,
     };
     tx.upsert_entity(&created)?;
     changes.record_row(format!("entity:{new_id}"), None, Some(&created));

@@ -509,6 +509,8 @@ fn find_or_create(
                 last_observed_at: scope.map(|s| s.observed_at),
                 current_attributes: Default::default(),
                 current_brief: String::new(),
+                weight_basis: 0.0,
+                weight_latest: None,
             };
             tx.upsert_entity(&entity)?;
             tx.insert_identifier(&scheme, &value, &id)?;

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use lore_core::model::*;
-use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
+use lore_core::reading::{effective_status, topic_weight, weight_from_basis, MENTION_WEIGHT};
 use lore_core::search::parse_search_query;
 use lore_core::time::format_offset;
 use lore_core::Ts;
@@ -117,7 +117,7 @@ impl Engine {
                         if entity.status == EntityStatus::Merged {
                             continue;
                         }
-                        let weight = entity_weight(tx, &entity.id, now)?;
+                        let weight = entity_weight(tx, &entity, now)?;
                         scored.push(Scored {
                             score: relevance * (1.0 + (1.0 + weight).ln()),
                             candidate,
@@ -159,7 +159,17 @@ impl Engine {
 }
 
 /// An entity's topic weight (L19) from its observations: the evidence of its claims and its names.
-pub fn entity_weight(tx: &mut dyn Tx, entity: &str, now: Ts) -> EngineResult<f64> {
+/// Read from the basis stored with the entity (one multiplication); summed from the observations only
+/// when the basis cannot answer exactly (an observation after `now`).
+pub fn entity_weight(tx: &mut dyn Tx, entity: &Entity, now: Ts) -> EngineResult<f64> {
+    if let Some(weight) = weight_from_basis(entity.weight_basis, entity.weight_latest, now) {
+        return Ok(weight);
+    }
+    observed_weight(tx, &entity.id, now)
+}
+
+/// An entity's topic weight (L19) summed from all its observations (the definition itself).
+pub fn observed_weight(tx: &mut dyn Tx, entity: &str, now: Ts) -> EngineResult<f64> {
     let times = tx.list_observation_times(entity)?;
     Ok(topic_weight(
         times.into_iter().map(|at| (at, MENTION_WEIGHT)),

@@ -118,6 +118,8 @@ pub fn sample_entity(id: &str) -> Entity {
         last_observed_at: Some(Ts(2)),
         current_attributes: Default::default(),
         current_brief: "Alice Chen (person)".into(),
+        weight_basis: 0.123_456_789_012_345_67,
+        weight_latest: Some(Ts(2)),
     }
 }
 

@@ -169,7 +169,9 @@ pub trait Tx {
     fn list_entities_by_alias_key(&mut self, alias_key: &str) -> StoreResult<Vec<String>>;
     /// Deletes the meeting's aliases and returns the entities they named.
     fn delete_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>>;
-    /// Rows anywhere that still mention the entity (claims, aliases, participants, tasks, links).
+    /// How many kinds of rows (claims as subject, object or context, aliases, participants, tasks,
+    /// links) still mention the entity: 0 when nothing does. Each kind stops at its first row, so the
+    /// answer costs the same for a hub as for a leaf.
     fn count_entity_references(&mut self, entity: &str) -> StoreResult<i64>;
 
     // Claims and evidence.

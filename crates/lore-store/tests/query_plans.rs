@@ -70,8 +70,8 @@ fn default_statistics_fill_gaps_and_never_replace_measured_ones() {
     };
     assert_eq!(
         stat(&connection, "evidence_by_claim").as_deref(),
-        Some("1000000 1000000 20"),
-        "owner keeps every row, claim narrows"
+        Some("1000000 1000000 20 8"),
+        "owner keeps every row, claim narrows, observation time narrows further"
     );
     connection
         .execute_batch(

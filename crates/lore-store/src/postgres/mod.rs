@@ -686,7 +686,7 @@ impl Tx for PgTx<'_, '_> {
             sql!(
                 "INSERT INTO entities (owner, ",
                 ENTITY_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) \
                  ON CONFLICT (owner, id) DO UPDATE SET kind = excluded.kind, canonical_name = excluded.canonical_name, \
                  manual_name = excluded.manual_name, normalized_key = excluded.normalized_key, emails = excluded.emails, \
                  domains = excluded.domains, external_keys = excluded.external_keys, status = excluded.status, \
@@ -694,14 +694,15 @@ impl Tx for PgTx<'_, '_> {
                  manual_attributes = excluded.manual_attributes, manual_brief = excluded.manual_brief, \
                  pinned = excluded.pinned, scope_meeting = excluded.scope_meeting, \
                  first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
-                 current_attributes = excluded.current_attributes, current_brief = excluded.current_brief"
+                 current_attributes = excluded.current_attributes, current_brief = excluded.current_brief, \
+                 weight_basis = excluded.weight_basis, weight_latest = excluded.weight_latest"
             ),
             &[
                 &owner, &e.id, &e.kind.as_str(), &e.canonical_name, &e.manual_name, &e.normalized_key,
                 &to_json(&e.emails), &to_json(&e.domains), &to_json(&e.external_keys), &e.status.as_str(), &e.merged_into,
                 &to_json(&e.do_not_merge_with), &to_json(&e.manual_attributes), &e.manual_brief, &(e.pinned as i64),
                 &e.scope_meeting, &millis(e.first_observed_at), &millis(e.last_observed_at), &to_json(&e.current_attributes),
-                &e.current_brief,
+                &e.current_brief, &e.weight_basis, &millis(e.weight_latest),
             ],
         )
         .map(|_| ())
@@ -812,13 +813,13 @@ impl Tx for PgTx<'_, '_> {
         let owner = self.owner.clone();
         Ok(self
             .one(
-                "SELECT (SELECT count(*) FROM claims WHERE owner = ?1 AND subject = ?2) \
-                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND object_entity = ?2) \
-                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND context_entity = ?2) \
-                 + (SELECT count(*) FROM entity_aliases WHERE owner = ?1 AND entity = ?2) \
-                 + (SELECT count(*) FROM participants WHERE owner = ?1 AND person_entity = ?2) \
-                 + (SELECT count(*) FROM tasks WHERE owner = ?1 AND (assignee = ?2 OR project = ?2)) \
-                 + (SELECT count(*) FROM resource_links WHERE owner = ?1 AND entity = ?2)",
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM claims WHERE owner = ?1 AND subject = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM claims WHERE owner = ?1 AND object_entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM claims WHERE owner = ?1 AND context_entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM entity_aliases WHERE owner = ?1 AND entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM participants WHERE owner = ?1 AND person_entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE owner = ?1 AND (assignee = ?2 OR project = ?2) LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM resource_links WHERE owner = ?1 AND entity = ?2 LIMIT 1) AS r)",
                 &[&owner, &entity],
                 first_int,
             )?

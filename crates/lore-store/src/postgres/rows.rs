@@ -157,6 +157,8 @@ pub fn entity_row(row: &Row) -> StoreResult<Entity> {
         last_observed_at: optional_ts(row, 16)?,
         current_attributes: json(row, 17)?,
         current_brief: text(row, 18)?,
+        weight_basis: column(row, 19)?,
+        weight_latest: optional_ts(row, 20)?,
     })
 }
 

@@ -496,3 +496,15 @@ CREATE TABLE users (
     password_hash TEXT NOT NULL,
     created_at BIGINT NOT NULL
 );
+
+-- Graph ranking: each entity keeps its L19 topic-weight basis and latest observation time,
+-- rebuilt with its projection, so ranking a neighbor by weight reads one row instead of its evidence.
+ALTER TABLE entities ADD COLUMN weight_basis DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE entities ADD COLUMN weight_latest BIGINT;
+
+-- Evidence indexes that cover the graph and topic-weight reads: observation times of an
+-- entity's claims and the claims a meeting supports are read from the index alone.
+DROP INDEX evidence_by_claim;
+CREATE INDEX evidence_by_claim ON evidence (owner, claim, observed_at);
+DROP INDEX evidence_by_meeting;
+CREATE INDEX evidence_by_meeting ON evidence (owner, meeting, claim);

@@ -1,6 +1,7 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
 mod planner;
+mod read_cache;
 mod read_side;
 mod rows;
 
@@ -23,8 +24,59 @@ pub struct SqliteStore {
     connection: Mutex<Connection>,
     /// A second, read-only connection for `read` (file databases only): reads need no toggling of
     /// `query_only` and do not wait for the writer (WAL readers see the last committed snapshot).
-    reader: Option<Mutex<Connection>>,
+    reader: Option<Mutex<(Connection, read_cache::ReadCache)>>,
+    /// Background WAL checkpoints (file databases only).
+    checkpointer: Option<Checkpointer>,
     blob_dir: PathBuf,
+}
+
+/// Copies the write-ahead log into the database file on a thread of its own, so that a commit never
+/// pays for a checkpoint: after a commit that leaves the log above `CHECKPOINT_BYTES`, the writer
+/// wakes the thread, which runs a PASSIVE checkpoint on its own connection (it never blocks the
+/// writer or readers). The writer keeps SQLite's automatic checkpoint only as a backstop, at a size
+/// the thread normally never lets the log reach. Checkpoints are crash-safe wherever they stop.
+struct Checkpointer {
+    wal: PathBuf,
+    wake: std::sync::mpsc::SyncSender<()>,
+}
+
+const CHECKPOINT_BYTES: u64 = 4 << 20;
+const BACKSTOP_CHECKPOINT_PAGES: i64 = 16_384;
+
+impl Checkpointer {
+    fn start(path: &Path) -> StoreResult<Checkpointer> {
+        let connection = Connection::open(path).map_err(backend)?;
+        connection
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(backend)?;
+        let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
+        std::thread::Builder::new()
+            .name("lore-checkpoint".into())
+            .spawn(move || {
+                // Ends when the store (the only sender) is dropped.
+                while woken.recv().is_ok() {
+                    // A checkpoint that cannot finish now (busy) is retried at the next wake-up;
+                    // the writer's backstop bounds the log meanwhile.
+                    let _ = connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
+            })
+            .map_err(|error| StoreError::Backend(format!("cannot start checkpointer: {error}")))?;
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        Ok(Checkpointer {
+            wal: PathBuf::from(wal),
+            wake,
+        })
+    }
+
+    /// Called after each commit: wakes the thread when the log has grown past the threshold.
+    fn committed(&self) {
+        let big = std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > CHECKPOINT_BYTES);
+        if big {
+            // A full channel means a checkpoint is already pending.
+            let _ = self.wake.try_send(());
+        }
+    }
 }
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -53,7 +105,18 @@ impl SqliteStore {
         reader
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(backend)?;
-        store.reader = Some(Mutex::new(reader));
+        tune(&reader)?;
+        store.reader = Some(Mutex::new((reader, read_cache::ReadCache::default())));
+        store
+            .lock()?
+            .pragma_update(None, "wal_autocheckpoint", BACKSTOP_CHECKPOINT_PAGES)
+            .map_err(backend)?;
+        // Once checkpointed, the log is cut back to this size instead of keeping its peak.
+        store
+            .lock()?
+            .pragma_update(None, "journal_size_limit", CHECKPOINT_BYTES as i64)
+            .map_err(backend)?;
+        store.checkpointer = Some(Checkpointer::start(path)?);
         Ok(store)
     }
 
@@ -81,9 +144,11 @@ impl SqliteStore {
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .map_err(backend)?;
         migrate(&mut connection)?;
+        tune(&connection)?;
         Ok(SqliteStore {
             connection: Mutex::new(connection),
             reader: None,
+            checkpointer: None,
             blob_dir,
         })
     }
@@ -246,17 +311,25 @@ impl SqliteStore {
         work: &mut TxWork<'_>,
     ) -> StoreResult<()> {
         if let (false, Some(reader)) = (commit, &self.reader) {
-            let mut connection = reader
+            let mut guard = reader
                 .lock()
                 .map_err(|_| StoreError::Backend("database connection poisoned".into()))?;
+            let (connection, cache) = &mut *guard;
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(backend)?;
+            // The first statement opens the snapshot; its version says whether the memo still holds.
+            let version: i64 = transaction
+                .query_row("PRAGMA data_version", [], |row| row.get(0))
                 .map_err(backend)?;
             let mut tx = SqliteTx {
                 connection: &transaction,
                 owner,
+                cache: Some(cache.for_snapshot(version, owner)),
             };
-            work(&mut tx)?;
+            let outcome = work(&mut tx);
+            cache.recount();
+            outcome?;
             return transaction.rollback().map_err(backend);
         }
         let mut connection = self.lock()?;
@@ -272,6 +345,7 @@ impl SqliteStore {
             let mut tx = SqliteTx {
                 connection: &transaction,
                 owner,
+                cache: None,
             };
             work(&mut tx)?;
             if commit {
@@ -285,8 +359,23 @@ impl SqliteStore {
                 .execute_batch("PRAGMA query_only = OFF")
                 .map_err(backend)?;
         }
+        drop(connection);
+        if let (true, Ok(()), Some(checkpointer)) = (commit, &outcome, &self.checkpointer) {
+            checkpointer.committed();
+        }
         outcome
     }
+}
+
+/// Per-connection settings for speed: every hot statement stays prepared (the engine runs a few
+/// dozen distinct ones; rusqlite keeps 16 by default), the page cache holds a working set of 64 MiB,
+/// and pages are read through a memory map (up to 4 GiB) instead of being copied into the cache, so
+/// per-entity reads cost about the same when the database outgrows the cache.
+fn tune(connection: &Connection) -> StoreResult<()> {
+    connection.set_prepared_statement_cache_capacity(256);
+    connection
+        .execute_batch("PRAGMA cache_size = -65536; PRAGMA mmap_size = 4294967296;")
+        .map_err(backend)
 }
 
 fn migrate(connection: &mut Connection) -> StoreResult<()> {
@@ -491,6 +580,38 @@ fn api_token_row(row: &Row) -> rusqlite::Result<ApiToken> {
 struct SqliteTx<'c> {
     connection: &'c Connection,
     owner: &'c str,
+    /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
+    cache: Option<&'c mut read_cache::OwnerCache>,
+}
+
+/// Answers a read from the memo when it holds it, otherwise queries and remembers the answer.
+macro_rules! memo {
+    ($tx:ident, $map:ident, $key:expr, $load:expr) => {{
+        if let Some(hit) = $tx.cache.as_ref().and_then(|c| c.$map.get($key)) {
+            return Ok(hit.clone());
+        }
+        let rows = $load?;
+        if let Some(cache) = $tx.cache.as_mut() {
+            cache.$map.insert($key.to_string(), rows.clone());
+        }
+        Ok(rows)
+    }};
+}
+
+/// The same for reads bounded by a row limit: a memo answers only the limit it was filled with.
+macro_rules! memo_limited {
+    ($tx:ident, $map:ident, $key:expr, $limit:expr, $load:expr) => {{
+        if let Some((limit, hit)) = $tx.cache.as_ref().and_then(|c| c.$map.get($key)) {
+            if *limit == $limit {
+                return Ok(hit.clone());
+            }
+        }
+        let rows = $load?;
+        if let Some(cache) = $tx.cache.as_mut() {
+            cache.$map.insert($key.to_string(), ($limit, rows.clone()));
+        }
+        Ok(rows)
+    }};
 }
 
 impl SqliteTx<'_> {
@@ -552,7 +673,7 @@ pub(crate) const MEETING_COLUMNS: &str =
     "id, external_id, title, started_at, ended_at, platform, series, content_hash";
 pub(crate) const ENTITY_COLUMNS: &str = "id, kind, canonical_name, manual_name, normalized_key, emails, domains, external_keys, \
      status, merged_into, do_not_merge_with, manual_attributes, manual_brief, pinned, scope_meeting, \
-     first_observed_at, last_observed_at, current_attributes, current_brief";
+     first_observed_at, last_observed_at, current_attributes, current_brief, weight_basis, weight_latest";
 pub(crate) const CLAIM_UPSERT: &str = " ON CONFLICT (owner, id) DO UPDATE SET subject = excluded.subject, \
      predicate = excluded.predicate, object_entity = excluded.object_entity, \
      value_text = excluded.value_text, value_json = excluded.value_json, value_key = excluded.value_key, \
@@ -621,14 +742,19 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn find_meeting(&mut self, id: &str) -> StoreResult<Option<Meeting>> {
-        self.one(
-            sql!(
-                "SELECT ",
-                MEETING_COLUMNS,
-                " FROM meetings WHERE owner = ?1 AND id = ?2"
-            ),
-            params![self.owner, id],
-            meeting_row,
+        memo!(
+            self,
+            meetings,
+            id,
+            self.one(
+                sql!(
+                    "SELECT ",
+                    MEETING_COLUMNS,
+                    " FROM meetings WHERE owner = ?1 AND id = ?2"
+                ),
+                params![self.owner, id],
+                meeting_row,
+            )
         )
     }
 
@@ -789,7 +915,7 @@ impl Tx for SqliteTx<'_> {
             sql!(
                 "INSERT INTO entities (owner, ",
                 ENTITY_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) \
                  ON CONFLICT (owner, id) DO UPDATE SET kind = excluded.kind, canonical_name = excluded.canonical_name, \
                  manual_name = excluded.manual_name, normalized_key = excluded.normalized_key, emails = excluded.emails, \
                  domains = excluded.domains, external_keys = excluded.external_keys, status = excluded.status, \
@@ -797,28 +923,34 @@ impl Tx for SqliteTx<'_> {
                  manual_attributes = excluded.manual_attributes, manual_brief = excluded.manual_brief, \
                  pinned = excluded.pinned, scope_meeting = excluded.scope_meeting, \
                  first_observed_at = excluded.first_observed_at, last_observed_at = excluded.last_observed_at, \
-                 current_attributes = excluded.current_attributes, current_brief = excluded.current_brief"
+                 current_attributes = excluded.current_attributes, current_brief = excluded.current_brief, \
+                 weight_basis = excluded.weight_basis, weight_latest = excluded.weight_latest"
             ),
             params![
                 self.owner, e.id, e.kind.as_str(), e.canonical_name, e.manual_name, e.normalized_key,
                 to_json(&e.emails), to_json(&e.domains), to_json(&e.external_keys), e.status.as_str(), e.merged_into,
                 to_json(&e.do_not_merge_with), to_json(&e.manual_attributes), e.manual_brief, e.pinned, e.scope_meeting,
                 e.first_observed_at.map(|t| t.0), e.last_observed_at.map(|t| t.0), to_json(&e.current_attributes),
-                e.current_brief
+                e.current_brief, e.weight_basis, e.weight_latest.map(|t| t.0)
             ],
         )
         .map(|_| ())
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
-        self.one(
-            sql!(
-                "SELECT ",
-                ENTITY_COLUMNS,
-                " FROM entities WHERE owner = ?1 AND id = ?2"
-            ),
-            params![self.owner, id],
-            entity_row,
+        memo!(
+            self,
+            entities,
+            id,
+            self.one(
+                sql!(
+                    "SELECT ",
+                    ENTITY_COLUMNS,
+                    " FROM entities WHERE owner = ?1 AND id = ?2"
+                ),
+                params![self.owner, id],
+                entity_row,
+            )
         )
     }
 
@@ -905,13 +1037,13 @@ impl Tx for SqliteTx<'_> {
     fn count_entity_references(&mut self, entity: &str) -> StoreResult<i64> {
         Ok(self
             .one(
-                "SELECT (SELECT count(*) FROM claims WHERE owner = ?1 AND subject = ?2) \
-                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND object_entity = ?2) \
-                 + (SELECT count(*) FROM claims WHERE owner = ?1 AND context_entity = ?2) \
-                 + (SELECT count(*) FROM entity_aliases WHERE owner = ?1 AND entity = ?2) \
-                 + (SELECT count(*) FROM participants WHERE owner = ?1 AND person_entity = ?2) \
-                 + (SELECT count(*) FROM tasks WHERE owner = ?1 AND (assignee = ?2 OR project = ?2)) \
-                 + (SELECT count(*) FROM resource_links WHERE owner = ?1 AND entity = ?2)",
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM claims WHERE owner = ?1 AND subject = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM claims WHERE owner = ?1 AND object_entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM claims WHERE owner = ?1 AND context_entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM entity_aliases WHERE owner = ?1 AND entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM participants WHERE owner = ?1 AND person_entity = ?2 LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE owner = ?1 AND (assignee = ?2 OR project = ?2) LIMIT 1) AS r) \
+                 + (SELECT count(*) FROM (SELECT 1 FROM resource_links WHERE owner = ?1 AND entity = ?2 LIMIT 1) AS r)",
                 params![self.owner, entity],
                 |row| row.get(0),
             )?
@@ -1220,15 +1352,20 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_tasks_by_entity(&mut self, entity: &str) -> StoreResult<Vec<Task>> {
-        self.all(
-            sql!(
-                "SELECT ",
-                TASK_COLUMNS,
-                " FROM tasks WHERE owner = ?1 AND id IN (SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 \
-                 UNION SELECT id FROM tasks WHERE owner = ?1 AND project = ?2) ORDER BY created_at, id"
-            ),
-            params![self.owner, entity],
-            task_row,
+        memo!(
+            self,
+            tasks_by_entity,
+            entity,
+            self.all(
+                sql!(
+                    "SELECT ",
+                    TASK_COLUMNS,
+                    " FROM tasks WHERE owner = ?1 AND id IN (SELECT id FROM tasks WHERE owner = ?1 AND assignee = ?2 \
+                     UNION SELECT id FROM tasks WHERE owner = ?1 AND project = ?2) ORDER BY created_at, id"
+                ),
+                params![self.owner, entity],
+                task_row,
+            )
         )
     }
 
@@ -1587,7 +1724,13 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_claims_linking(&mut self, entity: &str, limit: usize) -> StoreResult<Vec<Claim>> {
-        self.read_claims_linking(entity, limit)
+        memo_limited!(
+            self,
+            claims_linking,
+            entity,
+            limit,
+            self.read_claims_linking(entity, limit)
+        )
     }
 
     fn list_meeting_links_by_entity(
@@ -1595,7 +1738,13 @@ impl Tx for SqliteTx<'_> {
         entity: &str,
         limit: usize,
     ) -> StoreResult<Vec<crate::MeetingLink>> {
-        self.read_meeting_links_by_entity(entity, limit)
+        memo_limited!(
+            self,
+            links_by_entity,
+            entity,
+            limit,
+            self.read_meeting_links_by_entity(entity, limit)
+        )
     }
 
     fn list_meeting_links_by_meeting(
@@ -1603,7 +1752,13 @@ impl Tx for SqliteTx<'_> {
         meeting: &str,
         limit: usize,
     ) -> StoreResult<Vec<crate::MeetingLink>> {
-        self.read_meeting_links_by_meeting(meeting, limit)
+        memo_limited!(
+            self,
+            links_by_meeting,
+            meeting,
+            limit,
+            self.read_meeting_links_by_meeting(meeting, limit)
+        )
     }
 
     fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {

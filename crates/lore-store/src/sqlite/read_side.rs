@@ -11,12 +11,21 @@ use super::rows::*;
 use super::{SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
 use crate::{MeetingLink, SearchCandidate, StoreError, StoreResult};
 
-/// Candidates: the newest-indexed matches first, bounded, with their bm25 rank (scope column weight 0).
+/// Candidates: the owner's newest-indexed matches (of the kind, if given), bounded, with their bm25
+/// rank (scope column weight 0). The window is found with the scoped expression `?1` and no ranking
+/// (FTS5 stops after `?2` rows); bm25 is then computed with the body-only expression `?4` over the
+/// window's rowid range. The rank is the same number either way (a scope phrase has weight 0 and every
+/// phrase's document frequency is counted over the whole index), but bm25 no longer walks the scope
+/// tokens' posting lists, which hold every document of the owner. Rows of other owners or kinds that
+/// fall in the range are dropped by the join, so the rows are exactly the window's.
 pub const SEARCH_CANDIDATES: &str =
     "SELECT d.doc, d.kind, d.ref, d.meeting, d.start_ms, d.at, c.rank \
      FROM (SELECT rowid AS doc, bm25(search_fts, 0.0, 1.0) AS rank FROM search_fts \
-           WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) AS c \
-     JOIN search_docs AS d ON d.doc = c.doc WHERE d.owner = ?3";
+           WHERE search_fts MATCH ?4 AND rowid >= (SELECT min(w.doc) FROM (SELECT rowid AS doc \
+             FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) AS w)) AS c \
+     JOIN search_docs AS d ON d.doc = c.doc WHERE d.owner = ?3 AND (?5 IS NULL OR d.kind = ?5)";
+/// The snippet of one document already known to be the owner's: the body-only expression marks the
+/// same words as the scoped one (the scope column is not shown) without reading the scope tokens.
 pub const SEARCH_SNIPPET: &str =
     "SELECT snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
      WHERE search_fts MATCH ?1 AND rowid = ?2";
@@ -154,6 +163,11 @@ pub fn fts_expression(owner: &str, query: &SearchQuery, kind: Option<&str>) -> S
         scope.push_str(" AND ");
         scope.push_str(&quoted(&format!("k{kind}")));
     }
+    format!("scope : ({scope}) AND {}", fts_body_expression(query))
+}
+
+/// The user's part of the expression alone, restricted to the body column.
+pub fn fts_body_expression(query: &SearchQuery) -> String {
     let groups: Vec<String> = query
         .required
         .iter()
@@ -167,7 +181,7 @@ pub fn fts_expression(owner: &str, query: &SearchQuery, kind: Option<&str>) -> S
         body.push_str(" NOT ");
         body.push_str(&render_term(excluded));
     }
-    format!("scope : ({scope}) AND body : ({body})")
+    format!("body : ({body})")
 }
 
 fn search_error(error: StoreError) -> StoreError {
@@ -189,7 +203,13 @@ impl SqliteTx<'_> {
         let expression = fts_expression(self.owner, query, kind);
         self.all(
             SEARCH_CANDIDATES,
-            params![expression, limit as i64, self.owner],
+            params![
+                expression,
+                limit as i64,
+                self.owner,
+                fts_body_expression(query),
+                kind
+            ],
             |row| {
                 Ok(SearchCandidate {
                     doc: row.get(0)?,
@@ -210,9 +230,12 @@ impl SqliteTx<'_> {
         query: &SearchQuery,
         doc: i64,
     ) -> StoreResult<Option<String>> {
-        let expression = fts_expression(self.owner, query, None);
-        self.one(SEARCH_SNIPPET, params![expression, doc], |row| row.get(0))
-            .map_err(search_error)
+        self.one(
+            SEARCH_SNIPPET,
+            params![fts_body_expression(query), doc],
+            |row| row.get(0),
+        )
+        .map_err(search_error)
     }
 
     pub(super) fn read_status_as_of(

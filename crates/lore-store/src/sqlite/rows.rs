@@ -145,6 +145,8 @@ pub fn entity_row(row: &Row) -> rusqlite::Result<Entity> {
         last_observed_at: optional_ts(row, 16)?,
         current_attributes: from_json(row, 17)?,
         current_brief: get(row, 18)?,
+        weight_basis: get(row, 19)?,
+        weight_latest: optional_ts(row, 20)?,
     })
 }
 

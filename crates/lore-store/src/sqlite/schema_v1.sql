@@ -303,7 +303,7 @@ CREATE TABLE suggestions (
 ) WITHOUT ROWID;
 CREATE INDEX suggestions_by_status ON suggestions (owner, status);
 
--- Read side: search, graph, time travel, deadlines (issue 6).
+-- Read side: search, graph, time travel, deadlines.
 --
 -- Lexical search. `search_docs` holds one row per searchable text (entity names with their aliases,
 -- claim values, transcript segments, notes) and `search_fts` indexes it (FTS5, external content).
@@ -416,7 +416,7 @@ END;
 -- Deadlines across the owner's knowledge.
 CREATE INDEX claims_by_predicate ON claims (owner, predicate, status);
 
--- Identity (issue 3): user decisions about participants. A row with source 'excluded' is a tombstone
+-- Identity: user decisions about participants. A row with source 'excluded' is a tombstone
 -- that automatic sync never re-adds; 'manual' rows are re-applied whenever the meeting is re-ingested.
 CREATE TABLE participant_mappings (
     owner TEXT NOT NULL,
@@ -429,7 +429,7 @@ CREATE TABLE participant_mappings (
     PRIMARY KEY (owner, meeting, key)
 ) WITHOUT ROWID;
 
--- Identity (issue 3): a task status set by the user, kept across re-ingestion of its meeting.
+-- Identity: a task status set by the user, kept across re-ingestion of its meeting.
 CREATE TABLE task_decisions (
     owner TEXT NOT NULL,
     task TEXT NOT NULL,
@@ -454,7 +454,7 @@ CREATE INDEX api_tokens_by_owner ON api_tokens (owner);
 -- whatever the number of names (a hub is named in hundreds of meetings).
 CREATE INDEX entity_aliases_by_time ON entity_aliases (owner, entity, observed_at, alias);
 
--- Identity (issue 3): which entities a resource link concerns, decided at ingest from the meeting's
+-- Identity: which entities a resource link concerns, decided at ingest from the meeting's
 -- own facts and stored with the meeting (and evidence) that showed it; deleting the meeting removes
 -- them with its links (L13).
 CREATE TABLE link_attachments (
@@ -469,7 +469,7 @@ CREATE TABLE link_attachments (
 CREATE INDEX link_attachments_by_entity ON link_attachments (owner, entity);
 CREATE INDEX link_attachments_by_meeting ON link_attachments (owner, meeting);
 
--- Identity (issue 3): the meetings that taught each email or platform id of a person. An identifier
+-- Identity: the meetings that taught each email or platform id of a person. An identifier
 -- goes when the last meeting that taught it is deleted; rows of one meeting sharing `grp` were given
 -- together for one participant.
 CREATE TABLE identifier_sources (
@@ -483,7 +483,7 @@ CREATE TABLE identifier_sources (
 ) WITHOUT ROWID;
 CREATE INDEX identifier_sources_by_meeting ON identifier_sources (owner, meeting);
 
--- Identity (issue 3): tags a meeting linked to a project or concept (L17: in that meeting, the
+-- Identity: tags a meeting linked to a project or concept (L17: in that meeting, the
 -- entity whose slug is `key` resolves by the tag). Deleted with the meeting; `tags` rows stay.
 CREATE TABLE meeting_tags (
     owner TEXT NOT NULL,
@@ -503,3 +503,15 @@ CREATE TABLE users (
     password_hash TEXT NOT NULL,
     created_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- Graph ranking: each entity keeps its L19 topic-weight basis and latest observation time,
+-- rebuilt with its projection, so ranking a neighbor by weight reads one row instead of its evidence.
+ALTER TABLE entities ADD COLUMN weight_basis REAL NOT NULL DEFAULT 0;
+ALTER TABLE entities ADD COLUMN weight_latest INTEGER;
+
+-- Evidence indexes that cover the graph and topic-weight reads: observation times of an
+-- entity's claims and the claims a meeting supports are read from the index alone.
+DROP INDEX evidence_by_claim;
+CREATE INDEX evidence_by_claim ON evidence (owner, claim, observed_at);
+DROP INDEX evidence_by_meeting;
+CREATE INDEX evidence_by_meeting ON evidence (owner, meeting, claim);
