@@ -203,11 +203,16 @@ fn evidence_details(tx: &mut dyn Tx, claim: &str) -> EngineResult<Vec<Value>> {
     let mut rows = Vec::new();
     for evidence in tx.list_evidence_by_claim(claim)? {
         let meeting = match &evidence.meeting {
-            Some(id) => tx.find_meeting(id)?.map(|m| m.external_id),
+            Some(id) => tx.find_meeting(id)?,
             None => None,
         };
         rows.push(json!({
-            "meeting": meeting, "observed_at": evidence.observed_at, "speaker": evidence.speaker,
+            "meeting": meeting.as_ref().map(|m| &m.external_id),
+            "meeting_id": meeting.as_ref().map(|m| &m.id),
+            "meeting_title": meeting.as_ref().map(|m| &m.title),
+            "segment": evidence.segment_ids.first(),
+            "offset": evidence.start_ms.map(lore_core::time::format_offset),
+            "observed_at": evidence.observed_at, "speaker": evidence.speaker,
             "quote": evidence.quote, "authority": evidence.authority, "source": evidence.source_kind,
         }));
     }

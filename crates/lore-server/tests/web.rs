@@ -614,9 +614,16 @@ async fn review_items_are_accepted_and_rejected_through_forms() {
         count,
         fixture.engine.review_queue(OWNER, false).unwrap().len()
     );
-    if count == 0 {
-        return;
-    }
+    assert!(count > 0, "the demo data raises at least one suggestion");
+    // Evidence reads as chips opening the cited segment, not as meeting keys.
+    assert!(
+        review
+            .body
+            .contains("Northwind weekly: Beacon review · 00:35 · Dana Ruiz"),
+        "review evidence is a chip: {}",
+        review.body
+    );
+    assert!(review.body.contains("?seg=s4#seg-s4"));
     let action = review
         .body
         .split("data-testid=\"reject-form\" action=\"")

@@ -1146,6 +1146,37 @@ fn value_str(value: &serde_json::Value, field: &str) -> String {
         .to_string()
 }
 
+/// One piece of review evidence: a chip like the entity page's (meeting title · mm:ss · speaker,
+/// opening the cited segment) and the quote.
+fn review_evidence(evidence: &serde_json::Value) -> Markup {
+    let mut text = value_str(evidence, "meeting_title");
+    if text.is_empty() {
+        text = value_str(evidence, "meeting");
+    }
+    for part in [
+        value_str(evidence, "offset"),
+        value_str(evidence, "speaker"),
+    ] {
+        if !part.is_empty() {
+            text.push_str(" · ");
+            text.push_str(&part);
+        }
+    }
+    let meeting = value_str(evidence, "meeting_id");
+    let segment = value_str(evidence, "segment");
+    let quote = value_str(evidence, "quote");
+    html! {
+        @if meeting.is_empty() {
+            (text)
+        } @else if segment.is_empty() {
+            a.chip data-testid="evidence-chip" href={ "/meetings/" (meeting) } { (text) }
+        } @else {
+            a.chip data-testid="evidence-chip" href={ "/meetings/" (meeting) "?seg=" (segment) "#seg-" (segment) } { (text) }
+        }
+        @if !quote.is_empty() { " " q.quote { (quote) } }
+    }
+}
+
 fn review_claim(claim: &serde_json::Value) -> Markup {
     html! {
         @if !claim.is_null() {
@@ -1155,13 +1186,7 @@ fn review_claim(claim: &serde_json::Value) -> Markup {
                 " " span.badge.muted { (value_str(claim, "status")) ", " (word_label(&value_str(claim, "authority"))) }
                 ul.evidence-list {
                     @for evidence in claim.get("evidence").and_then(|e| e.as_array()).into_iter().flatten() {
-                        li {
-                            (value_str(evidence, "meeting"))
-                            @let speaker = value_str(evidence, "speaker");
-                            @if !speaker.is_empty() { " · " (speaker) }
-                            @let quote = value_str(evidence, "quote");
-                            @if !quote.is_empty() { " " q.quote { (quote) } }
-                        }
+                        li { (review_evidence(evidence)) }
                     }
                 }
             }
