@@ -411,6 +411,9 @@ struct Scan {
     sent: Vec<usize>,
     toks: Vec<Tok>,
     amounts: Vec<Amount>,
+    /// The distinct token texts: a phrase whose first word is not among them has no hit, so most
+    /// of the hundreds of listed phrases are dismissed without walking the tokens.
+    words: std::collections::HashSet<String>,
 }
 
 fn lower(ch: char) -> char {
@@ -460,11 +463,13 @@ impl Scan {
             }
         }
         let amounts = parse_amounts(&c);
+        let words = toks.iter().map(|t| t.text.clone()).collect();
         Scan {
             c,
             sent,
             toks,
             amounts,
+            words,
         }
     }
 
@@ -499,8 +504,15 @@ impl Scan {
     /// All occurrences of a space-separated word phrase, on whole words, with
     /// at most 3 non-alphanumeric chars between its words.
     fn hits(&self, phrase: &str) -> Vec<Hit> {
-        let words: Vec<&str> = phrase.split(' ').collect();
         let mut out = Vec::new();
+        if phrase
+            .split(' ')
+            .next()
+            .is_none_or(|first| !self.words.contains(first))
+        {
+            return out;
+        }
+        let words: Vec<&str> = phrase.split(' ').collect();
         if words.is_empty() || words.len() > self.toks.len() {
             return out;
         }

@@ -69,7 +69,7 @@ impl Changes {
 
     /// Writes the revision for this mutation and returns its id.
     pub fn write_revision(
-        &self,
+        &mut self,
         tx: &mut dyn Tx,
         action: RevisionAction,
         target: &str,
@@ -77,17 +77,28 @@ impl Changes {
         now: Ts,
     ) -> EngineResult<String> {
         let id = new_revision_id();
-        let snapshot =
-            |map: &BTreeMap<String, Value>| Value::Object(map.clone().into_iter().collect());
-        tx.insert_revision(&Revision {
+        // The snapshots move into the revision and back: a cascade delete's snapshot holds every
+        // removed row, and cloning it cost more than writing it.
+        let snapshot = |map: &mut BTreeMap<String, Value>| {
+            Value::Object(std::mem::take(map).into_iter().collect())
+        };
+        let revision = Revision {
             id: id.clone(),
             action,
             target: target.to_string(),
             secondary: secondary.map(str::to_string),
-            before: snapshot(&self.before),
-            after: snapshot(&self.after),
+            before: snapshot(&mut self.before),
+            after: snapshot(&mut self.after),
             created_at: now,
-        })?;
+        };
+        let written = tx.insert_revision(&revision);
+        let restore = |value: Value| match value {
+            Value::Object(map) => map.into_iter().collect(),
+            _ => BTreeMap::new(),
+        };
+        self.before = restore(revision.before);
+        self.after = restore(revision.after);
+        written?;
         Ok(id)
     }
 }
@@ -107,11 +118,16 @@ pub fn settle(tx: &mut dyn Tx, changes: &mut Changes, now: Ts) -> EngineResult<(
         reevaluate_slot(tx, slot, changes, now)?;
     }
     let entities = std::mem::take(&mut changes.entities);
+    let mut names = Names::new();
     for entity in &entities {
-        refresh_entity(tx, entity, changes)?;
+        refresh_entity_with(tx, entity, changes, &mut names)?;
     }
     Ok(())
 }
+
+/// Display names of entities read while settling, kept current as entities are rewritten, so that a
+/// hub linked from many rebuilt entities is read once per mutation, not once per rebuild.
+type Names = std::collections::HashMap<String, String>;
 
 /// Loads one slot's claims as the rules see them.
 pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, Vec<SlotClaim>)> {
@@ -238,7 +254,12 @@ pub fn conflict_suggestion_id(claim: &str) -> String {
 }
 
 /// Rebuilds an entity's derived fields and projection; deletes it when nothing refers to it any more.
-pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> EngineResult<()> {
+fn refresh_entity_with(
+    tx: &mut dyn Tx,
+    id: &str,
+    changes: &mut Changes,
+    names: &mut Names,
+) -> EngineResult<()> {
     let Some(entity) = tx.find_entity(id)? else {
         return Ok(());
     };
@@ -247,9 +268,13 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
         || entity.manual_brief.is_some()
         || entity.pinned
         || !entity.do_not_merge_with.is_empty();
+    // The rebuild reads the entity's names and claims anyway; either one is a reference, so the
+    // count of every kind of reference is only needed when both are gone.
+    let (rebuilt, named_or_subject) = rebuild_entity_with(tx, &entity, names)?;
     // A merged entity stays as a redirect to its survivor (L18), whatever refers to it.
     if !has_manual_data
         && entity.status != EntityStatus::Merged
+        && !named_or_subject
         && tx.count_entity_references(id)? == 0
     {
         for (scheme, value) in tx.list_identifiers_by_entity(id)? {
@@ -260,6 +285,7 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
             );
         }
         tx.delete_entity(id)?;
+        names.insert(id.to_string(), String::new());
         for suggestion in tx.list_suggestions()? {
             if suggestion.target == id || suggestion.secondary.as_deref() == Some(id) {
                 tx.delete_suggestion(&suggestion.id)?;
@@ -268,9 +294,9 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
         changes.record(format!("entity:{id}"), Some(to_value(&entity)), None);
         return Ok(());
     }
-    let rebuilt = rebuild_entity(tx, &entity)?;
     if rebuilt != entity {
         tx.upsert_entity(&rebuilt)?;
+        names.insert(id.to_string(), rebuilt.display_name().to_string());
         changes.record(
             format!("entity:{id}"),
             Some(to_value(&entity)),
@@ -282,6 +308,16 @@ pub fn refresh_entity(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> Engin
 
 /// What an entity's derived fields should be, computed from its aliases and claims alone.
 pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> {
+    Ok(rebuild_entity_with(tx, entity, &mut Names::new())?.0)
+}
+
+/// The rebuild, reading linked entities' names through `names`; also whether the entity has a name
+/// (alias) or a claim of its own.
+fn rebuild_entity_with(
+    tx: &mut dyn Tx,
+    entity: &Entity,
+    names_read: &mut Names,
+) -> EngineResult<(Entity, bool)> {
     let alias_bounds = tx.find_alias_bounds(&entity.id)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
@@ -316,10 +352,17 @@ pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> 
             .chain(claim.context_entity.iter())
         {
             if !names.contains_key(other) {
-                let name = tx
-                    .find_entity(other)?
-                    .map(|e| e.display_name().to_string())
-                    .unwrap_or_default();
+                let name = match names_read.get(other) {
+                    Some(name) => name.clone(),
+                    None => {
+                        let name = tx
+                            .find_entity(other)?
+                            .map(|e| e.display_name().to_string())
+                            .unwrap_or_default();
+                        names_read.insert(other.clone(), name.clone());
+                        name
+                    }
+                };
                 names.insert(other.clone(), name);
             }
         }
@@ -335,7 +378,8 @@ pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> 
     let (attributes, brief) = project(&rebuilt, &projected);
     rebuilt.current_attributes = attributes;
     rebuilt.current_brief = brief;
-    Ok(rebuilt)
+    let named_or_subject = alias_bounds.is_some() || !claims.is_empty();
+    Ok((rebuilt, named_or_subject))
 }
 
 /// L13: removes evidence rows, then every non-manual claim left without evidence (retraction

@@ -369,8 +369,11 @@ fn ingest_in_tx(
         })?;
         next_idx += 1;
     }
-    for (seq, segment) in bundle.segments.iter().enumerate() {
-        tx.insert_segment(&Segment {
+    let segments: Vec<Segment> = bundle
+        .segments
+        .iter()
+        .enumerate()
+        .map(|(seq, segment)| Segment {
             meeting: meeting_id.clone(),
             id: segment.id.clone(),
             seq: seq as i64,
@@ -379,8 +382,9 @@ fn ingest_in_tx(
             speaker_label: segment.speaker.clone(),
             attribution: segment.attribution,
             text: segment.text.clone(),
-        })?;
-    }
+        })
+        .collect();
+    tx.insert_segments(&segments)?;
     let mut note_ids = BTreeMap::new();
     for note in &bundle.notes {
         let id = short_id("n_", &[&meeting_id, &note.id]);

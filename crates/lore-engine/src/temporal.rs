@@ -158,15 +158,14 @@ fn rebuild_slot_history(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<()> {
     let mut evidence = BTreeMap::new();
     let mut links = BTreeMap::new();
     let mut instants = BTreeSet::new();
+    let mut stored = BTreeMap::new();
     for claim in &claims {
         let rows = tx.list_evidence_by_claim(&claim.id)?;
         instants.extend(rows.iter().map(|row| row.recorded_at));
         instants.extend(claim.retracted_at);
-        instants.extend(
-            tx.list_status_changes(&claim.id)?
-                .iter()
-                .map(|row| row.recorded_at),
-        );
+        let history = tx.list_status_changes(&claim.id)?;
+        instants.extend(history.iter().map(|row| row.recorded_at));
+        stored.insert(claim.id.as_str(), history);
         evidence.insert(claim.id.clone(), rows);
         links.insert(claim.id.clone(), tx.list_supersedes_links(&claim.id)?);
     }
@@ -228,7 +227,10 @@ fn rebuild_slot_history(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<()> {
         }
     }
     for (claim, rows) in histories {
-        tx.replace_status_history(claim, &rows)?;
+        // Most claims of a touched slot keep their history; rewriting it would change no row.
+        if stored.get(claim) != Some(&rows) {
+            tx.replace_status_history(claim, &rows)?;
+        }
     }
     Ok(())
 }

@@ -21,6 +21,54 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     identity_facts_round_trip_per_owner(make_store().as_ref());
     api_tokens_round_trip_by_hash_only(make_store().as_ref());
     users_round_trip_by_name(make_store().as_ref());
+    segments_insert_in_one_batch_as_one_by_one(make_store().as_ref());
+}
+
+/// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,
+/// unicode), indexes every row for search, and stays per owner.
+fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
+    let mut rows: Vec<Segment> = (0..130)
+        .map(|i| {
+            segment(
+                "m1",
+                &format!("s{i}"),
+                i * 1_000,
+                &format!("ünïcode line {i} 'quoted'"),
+            )
+        })
+        .collect();
+    rows[3].speaker_label = Some("Speaker \"A\"".into());
+    rows[4].attribution = Attribution::LocalMic;
+    rows[5].text = "wordonlyinfive".into();
+    write(store, "alice", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.insert_segments(&rows)?;
+        tx.insert_meeting(&sample_meeting("m2"))?;
+        tx.insert_segments(&[segment("m2", "only", 5, "single row")])?;
+        tx.insert_segments(&[])?;
+        Ok(())
+    })
+    .expect("segments: batch insert");
+    write(store, "bob", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        assert!(
+            tx.list_segments("m1")?.is_empty(),
+            "bob sees alice's segments"
+        );
+        Ok(())
+    })
+    .expect("segments: bob");
+    store
+        .read("alice", &mut |tx| {
+            assert_eq!(tx.list_segments("m1")?, rows);
+            assert_eq!(tx.list_segments("m2")?.len(), 1);
+            let hits = search(tx, "wordonlyinfive", Some("segment"))?;
+            assert_eq!(hits.len(), 1);
+            assert_eq!(hits[0].reference, "m1/s5");
+            assert_eq!(hits[0].at, Some(Ts(1_000 + 5_000)));
+            Ok(())
+        })
+        .expect("segments: read back");
 }
 
 /// Workspace users are found, listed (by name) and deleted by name; a name is taken once.

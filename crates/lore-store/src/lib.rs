@@ -328,4 +328,16 @@ pub trait Tx {
     /// Records that a meeting tagged a project or concept (deleted with the meeting).
     fn insert_meeting_tag(&mut self, tag: &MeetingTag) -> StoreResult<()>;
     fn list_meeting_tags(&mut self, meeting: &str) -> StoreResult<Vec<MeetingTag>>;
+
+    // Write batching (benchmarks).
+    /// Inserts a meeting's transcript segments in order, as `insert_segment` does one by one. A
+    /// backend may write them in one statement: SQLite's full-text index flushes its pending terms
+    /// at every statement that writes to it, so one statement per meeting writes one index segment
+    /// instead of one per transcript segment.
+    fn insert_segments(&mut self, segments: &[Segment]) -> StoreResult<()> {
+        for segment in segments {
+            self.insert_segment(segment)?;
+        }
+        Ok(())
+    }
 }

@@ -1958,6 +1958,37 @@ impl Tx for SqliteTx<'_> {
             },
         )
     }
+
+    fn insert_segments(&mut self, segments: &[Segment]) -> StoreResult<()> {
+        if segments.len() < 2 {
+            return segments.iter().try_for_each(|s| self.insert_segment(s));
+        }
+        // One statement for the whole meeting, whatever its length: the rows travel as one JSON
+        // array and are inserted in array order (rowids as one-by-one inserts would give them).
+        let rows: Vec<serde_json::Value> = segments
+            .iter()
+            .map(|s| {
+                serde_json::json!([
+                    s.meeting,
+                    s.id,
+                    s.seq,
+                    s.start_ms,
+                    s.end_ms,
+                    s.speaker_label,
+                    s.attribution.as_str(),
+                    s.text
+                ])
+            })
+            .collect();
+        let rows = serde_json::Value::Array(rows).to_string();
+        self.exec(
+            "INSERT INTO segments (owner, meeting, id, seq, start_ms, end_ms, speaker_label, attribution, text) \
+             SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, \
+             r.value ->> 5, r.value ->> 6, r.value ->> 7 FROM json_each(?2) AS r ORDER BY r.key",
+            params![self.owner, rows],
+        )
+        .map(|_| ())
+    }
 }
 
 fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {
