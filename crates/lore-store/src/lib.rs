@@ -9,6 +9,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 
 pub mod conformance;
+mod graph_index;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod sqlite;
@@ -17,6 +18,7 @@ pub mod testing;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 
+pub use graph_index::GraphIndex;
 pub use sqlite::{hot_queries, SqliteStore};
 
 /// One full-text search candidate: which document matched, where it sits, and its text rank
@@ -328,4 +330,11 @@ pub trait Tx {
     /// Records that a meeting tagged a project or concept (deleted with the meeting).
     fn insert_meeting_tag(&mut self, tag: &MeetingTag) -> StoreResult<()>;
     fn list_meeting_tags(&mut self, meeting: &str) -> StoreResult<Vec<MeetingTag>>;
+
+    // Read path (issue 8).
+    /// The owner's graph adjacency held in memory for this snapshot, when the store keeps one (the
+    /// SQLite reader of a file database); `None` means: answer the graph with the `list_*` reads.
+    fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<GraphIndex>>> {
+        Ok(None)
+    }
 }
