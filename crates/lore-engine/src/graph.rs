@@ -8,12 +8,13 @@
 //! `truncated` says that something was cut.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use lore_core::model::*;
 use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
-use lore_store::Tx;
+use lore_store::{GraphIndex, MeetingLink, Tx};
 use serde::Serialize;
 
 use crate::resolve::find_entity;
@@ -103,7 +104,10 @@ impl Engine {
         let now = self.now();
         self.read(owner, |tx| {
             let center = find_entity(tx, entity)?;
+            // The store's in-memory adjacency when it keeps one (same answers as the reads below).
+            let index = tx.find_graph_index()?;
             let mut graph = Builder {
+                index,
                 options,
                 now,
                 nodes: BTreeMap::new(),
@@ -162,6 +166,7 @@ fn round(weight: f64) -> f64 {
 type EdgeKey = (String, String, String, String);
 
 struct Builder<'o> {
+    index: Option<Arc<GraphIndex>>,
     options: &'o GraphOptions,
     now: Ts,
     nodes: BTreeMap<String, GraphNode>,
@@ -197,11 +202,32 @@ impl Builder<'_> {
 
     fn entity_links(&mut self, tx: &mut dyn Tx, entity: &str) -> EngineResult<Vec<Link>> {
         let mut links = Vec::new();
-        let claims = tx.list_claims_linking(entity, SCAN_LIMIT)?;
+        let index = self.index.clone();
+        let owned_claims;
+        let claims: Vec<&Claim> = match &index {
+            Some(index) => index.claims_linking(entity, SCAN_LIMIT),
+            None => {
+                owned_claims = tx.list_claims_linking(entity, SCAN_LIMIT)?;
+                owned_claims.iter().collect()
+            }
+        };
         let mut seen = claims.len();
-        for claim in claims.iter().filter(|claim| self.claim_counts(claim)) {
+        // With the graph full, `admit` only records edges to present nodes and whether a neighbor
+        // was cut: links to absent neighbors are not built, only counted as a cut.
+        let full = self.nodes.len() >= self.options.limit;
+        let mut cut = false;
+        let nodes = &self.nodes;
+        let mut absent = |neighbor: &str| {
+            let skip = full && !nodes.contains_key(neighbor);
+            cut |= skip;
+            skip
+        };
+        for claim in claims.into_iter().filter(|claim| self.claim_counts(claim)) {
             let status = Some(effective_status(&claim.derived, self.now).to_string());
             let mut push = |neighbor: &str, from: &str, to: &str| {
+                if absent(neighbor) {
+                    return;
+                }
                 links.push(Link {
                     neighbor: neighbor.to_string(),
                     neighbor_is_meeting: false,
@@ -228,7 +254,14 @@ impl Builder<'_> {
                 push(&claim.subject, &claim.subject, entity);
             }
         }
-        let tasks = tx.list_tasks_by_entity(entity)?;
+        let owned_tasks;
+        let tasks: Vec<&Task> = match &index {
+            Some(index) => index.tasks_by_entity(entity),
+            None => {
+                owned_tasks = tx.list_tasks_by_entity(entity)?;
+                owned_tasks.iter().collect()
+            }
+        };
         seen += tasks.len();
         for task in tasks {
             if self.options.valid_at.is_some_and(|at| task.created_at > at) {
@@ -242,6 +275,9 @@ impl Builder<'_> {
             } else {
                 assignee
             };
+            if absent(neighbor) {
+                continue;
+            }
             links.push(Link {
                 neighbor: neighbor.clone(),
                 neighbor_is_meeting: false,
@@ -255,16 +291,27 @@ impl Builder<'_> {
                 },
             });
         }
-        let meetings = tx.list_meeting_links_by_entity(entity, SCAN_LIMIT)?;
-        if seen >= SCAN_LIMIT || meetings.len() >= SCAN_LIMIT {
-            self.truncated = true;
-        }
+        let owned_meetings;
+        let meetings: &[MeetingLink] = match &index {
+            Some(index) => index.meeting_links_by_entity(entity, SCAN_LIMIT),
+            None => {
+                owned_meetings = tx.list_meeting_links_by_entity(entity, SCAN_LIMIT)?;
+                &owned_meetings
+            }
+        };
+        let scan_cut = seen >= SCAN_LIMIT || meetings.len() >= SCAN_LIMIT;
         for link in meetings {
             if let Some(at) = self.options.valid_at {
-                let started = tx.find_meeting(&link.meeting)?.map(|m| m.started_at);
+                let started = match &index {
+                    Some(index) => index.meeting(&link.meeting).map(|m| m.started_at),
+                    None => tx.find_meeting(&link.meeting)?.map(|m| m.started_at),
+                };
                 if started.is_none_or(|started| started > at) {
                     continue;
                 }
+            }
+            if absent(&link.meeting) {
+                continue;
             }
             links.push(Link {
                 neighbor: link.meeting.clone(),
@@ -272,31 +319,52 @@ impl Builder<'_> {
                 edge: GraphEdge {
                     claim: None,
                     from: entity.to_string(),
-                    to: link.meeting,
-                    predicate: link.relation,
+                    to: link.meeting.clone(),
+                    predicate: link.relation.clone(),
                     status: None,
                     label: None,
                 },
             });
         }
+        if cut || scan_cut {
+            self.truncated = true;
+        }
         Ok(links)
     }
 
     fn meeting_links(&mut self, tx: &mut dyn Tx, meeting: &str) -> EngineResult<Vec<Link>> {
-        let links = tx.list_meeting_links_by_meeting(meeting, SCAN_LIMIT)?;
+        let index = self.index.clone();
+        let owned;
+        let links: &[MeetingLink] = match &index {
+            Some(index) => index.meeting_links_by_meeting(meeting, SCAN_LIMIT),
+            None => {
+                owned = tx.list_meeting_links_by_meeting(meeting, SCAN_LIMIT)?;
+                &owned
+            }
+        };
         if links.len() >= SCAN_LIMIT {
             self.truncated = true;
         }
+        // As in `entity_links`: with the graph full, only links to present nodes matter.
+        let full = self.nodes.len() >= self.options.limit;
+        if full
+            && links
+                .iter()
+                .any(|link| !self.nodes.contains_key(&link.entity))
+        {
+            self.truncated = true;
+        }
         Ok(links
-            .into_iter()
+            .iter()
+            .filter(|link| !full || self.nodes.contains_key(&link.entity))
             .map(|link| Link {
                 neighbor: link.entity.clone(),
                 neighbor_is_meeting: false,
                 edge: GraphEdge {
                     claim: None,
-                    from: link.entity,
-                    to: link.meeting,
-                    predicate: link.relation,
+                    from: link.entity.clone(),
+                    to: link.meeting.clone(),
+                    predicate: link.relation.clone(),
                     status: None,
                     label: None,
                 },
@@ -326,8 +394,17 @@ impl Builder<'_> {
             if self.nodes.contains_key(&link.neighbor) || candidates.contains_key(&link.neighbor) {
                 continue;
             }
+            let index = self.index.clone();
             let node = if link.neighbor_is_meeting {
-                let Some(meeting) = tx.find_meeting(&link.neighbor)? else {
+                let owned;
+                let meeting = match &index {
+                    Some(index) => index.meeting(&link.neighbor),
+                    None => {
+                        owned = tx.find_meeting(&link.neighbor)?;
+                        owned.as_ref()
+                    }
+                };
+                let Some(meeting) = meeting else {
                     continue;
                 };
                 GraphNode {
@@ -341,7 +418,15 @@ impl Builder<'_> {
                     )),
                 }
             } else {
-                let Some(entity) = tx.find_entity(&link.neighbor)? else {
+                let owned;
+                let entity = match &index {
+                    Some(index) => index.entity(&link.neighbor),
+                    None => {
+                        owned = tx.find_entity(&link.neighbor)?;
+                        owned.as_ref()
+                    }
+                };
+                let Some(entity) = entity else {
                     continue;
                 };
                 if entity.status == EntityStatus::Merged {
@@ -352,7 +437,7 @@ impl Builder<'_> {
                     kind: entity.kind.to_string(),
                     name: entity.display_name().to_string(),
                     hop,
-                    weight: round(entity_weight(tx, &entity, self.now)?),
+                    weight: round(entity_weight(tx, entity, self.now)?),
                 }
             };
             kinds.insert(node.id.clone(), link.neighbor_is_meeting);

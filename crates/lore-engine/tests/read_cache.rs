@@ -7,6 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{examples_dir, TestClock};
+use lore_core::{EntityKind, Ts};
 use lore_engine::{Engine, GraphOptions, GraphView, SourceRef};
 use lore_store::SqliteStore;
 
@@ -23,11 +24,18 @@ fn open(path: &std::path::Path, clock: &TestClock) -> Engine {
 fn all_graphs(engine: &Engine, owner: &str) -> Vec<(String, u8, usize, Option<GraphView>)> {
     let mut graphs = Vec::new();
     for entity in engine.list_entities(owner).unwrap() {
-        for (hops, limit) in [(1, 50), (2, 50), (2, 500), (1, 3)] {
+        for (hops, limit, valid_at) in [
+            (1, 50, None),
+            (2, 50, None),
+            (2, 500, None),
+            (1, 3, None),
+            (2, 50, Ts::parse("2026-06-01T00:00:00Z").ok()),
+            (2, 4, None),
+        ] {
             let options = GraphOptions {
                 hops,
                 limit,
-                valid_at: None,
+                valid_at,
             };
             graphs.push((
                 entity.id.clone(),
@@ -38,6 +46,30 @@ fn all_graphs(engine: &Engine, owner: &str) -> Vec<(String, u8, usize, Option<Gr
         }
     }
     graphs
+}
+
+/// The same graphs, each read by a store opened for it alone: the first graph read of a store answers
+/// from queries (the reader builds its in-memory index only on the second), so this is the reference.
+fn uncached_graphs(
+    path: &std::path::Path,
+    clock: &TestClock,
+    owner: &str,
+) -> Vec<(String, u8, usize, Option<GraphView>)> {
+    let listing = all_graphs(&open(path, clock), owner);
+    listing
+        .into_iter()
+        .enumerate()
+        .map(|(at, (id, hops, limit, _))| {
+            let valid_at = (at % 6 == 4).then(|| Ts::parse("2026-06-01T00:00:00Z").unwrap());
+            let options = GraphOptions {
+                hops,
+                limit,
+                valid_at,
+            };
+            let graph = open(path, clock).graph(owner, &id, &options).ok();
+            (id, hops, limit, graph)
+        })
+        .collect()
 }
 
 fn ingest_examples(engine: &Engine, owner: &str, range: std::ops::Range<usize>) {
@@ -102,4 +134,80 @@ fn the_memo_keeps_owners_apart() {
         assert!(engine.graph(OTHER, id, &options).is_err(), "{id} leaked");
     }
     assert!(all_graphs(&engine, OTHER).is_empty());
+}
+
+/// The in-memory adjacency (and the memo) under random writes: retractions, manual values, merges,
+/// meeting deletions and re-ingests, and the clock moving, each followed by every graph read through
+/// the warm reader and compared with a fresh store on the same file. A stale index (an invalidation
+/// that missed a write) answers with the old adjacency and fails the comparison.
+#[test]
+fn graphs_through_the_index_follow_random_writes() {
+    let clock = TestClock::new("2026-11-20T12:00:00Z");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let engine = open(&path, &clock);
+    ingest_examples(&engine, OWNER, 0..10);
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut below = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let mut previous = all_graphs(&engine, OWNER);
+    let mut changed = 0;
+    for step in 0..14 {
+        let entities = engine.list_entities(OWNER).unwrap();
+        match step % 6 {
+            0 | 3 => {
+                let claims = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).unwrap();
+                let linking: Vec<_> = claims
+                    .iter()
+                    .filter(|c| c.object_entity.is_some())
+                    .collect();
+                let claim = &linking[below(linking.len())];
+                let _ = engine.retract_claim(OWNER, &claim.id);
+            }
+            1 => {
+                let people: Vec<_> = entities
+                    .iter()
+                    .filter(|e| e.kind == EntityKind::Person)
+                    .collect();
+                let person = &people[below(people.len())];
+                engine
+                    .apply_override(OWNER, &person.id, "located_in", &format!("City {step}"))
+                    .unwrap();
+            }
+            2 => {
+                let kind = entities[below(entities.len())].kind;
+                let same: Vec<_> = entities.iter().filter(|e| e.kind == kind).collect();
+                if same.len() >= 2 {
+                    let a = below(same.len());
+                    let b = (a + 1 + below(same.len() - 1)) % same.len();
+                    let _ = engine.merge_entities(OWNER, &same[a].id, &same[b].id);
+                }
+            }
+            4 => {
+                let meetings = engine.list_meetings(OWNER).unwrap();
+                let meeting = meetings[below(meetings.len())].id.clone();
+                // From another connection, as another process would.
+                open(&path, &clock)
+                    .delete_source(OWNER, SourceRef::Meeting(&meeting))
+                    .unwrap();
+            }
+            _ => {
+                ingest_examples(&engine, OWNER, 0..10);
+                let now = *clock.0.lock().unwrap();
+                clock.set(Ts(now.0 + 40 * 86_400_000));
+            }
+        }
+        let warm = all_graphs(&engine, OWNER);
+        assert_eq!(warm, uncached_graphs(&path, &clock, OWNER), "step {step}");
+        if warm != previous {
+            changed += 1;
+        }
+        previous = warm;
+    }
+    // The writes did change the graphs, so equality above is not vacuous.
+    assert!(changed >= 7, "only {changed} steps changed a graph");
 }

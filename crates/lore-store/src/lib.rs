@@ -9,6 +9,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 
 pub mod conformance;
+mod graph_index;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod sqlite;
@@ -17,6 +18,7 @@ pub mod testing;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 
+pub use graph_index::GraphIndex;
 pub use sqlite::{hot_queries, SqliteStore};
 
 /// One full-text search candidate: which document matched, where it sits, and its text rank
@@ -339,5 +341,12 @@ pub trait Tx {
             self.insert_segment(segment)?;
         }
         Ok(())
+    }
+
+    // Read path.
+    /// The owner's graph adjacency held in memory for this snapshot, when the store keeps one (the
+    /// SQLite reader of a file database); `None` means: answer the graph with the `list_*` reads.
+    fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<GraphIndex>>> {
+        Ok(None)
     }
 }

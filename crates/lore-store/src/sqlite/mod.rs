@@ -1,5 +1,6 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
+mod graph_scan;
 mod planner;
 mod read_cache;
 mod read_side;
@@ -1988,6 +1989,27 @@ impl Tx for SqliteTx<'_> {
             params![self.owner, rows],
         )
         .map(|_| ())
+    }
+
+    fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<crate::GraphIndex>>> {
+        // Only the reader keeps one, like the memo: a write's snapshot changes under it.
+        if self.cache.is_none() {
+            return Ok(None);
+        }
+        if let Some(index) = self.cache.as_ref().and_then(|c| c.graph.clone()) {
+            return Ok(Some(index));
+        }
+        if let Some(cache) = self.cache.as_mut() {
+            cache.graph_reads += 1;
+            if cache.graph_reads < 2 {
+                return Ok(None);
+            }
+        }
+        let index = std::sync::Arc::new(self.scan_graph_index()?);
+        if let Some(cache) = self.cache.as_mut() {
+            cache.graph = Some(index.clone());
+        }
+        Ok(Some(index))
     }
 }
 

@@ -7,10 +7,11 @@
 //! (L20). Only the reader connection has a memo: writes, and reads inside a write, always query.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lore_core::model::*;
 
-use crate::MeetingLink;
+use crate::{GraphIndex, MeetingLink};
 
 /// Entries kept before the memo starts over (bounds memory on very large graphs).
 const MAX_ENTRIES: usize = 200_000;
@@ -31,6 +32,12 @@ pub(super) struct OwnerCache {
     pub tasks_by_entity: HashMap<String, Vec<Task>>,
     pub links_by_entity: HashMap<String, (usize, Vec<MeetingLink>)>,
     pub links_by_meeting: HashMap<String, (usize, Vec<MeetingLink>)>,
+    /// The owner's whole graph adjacency, built from one scan on the first graph read of a snapshot
+    /// version (not counted in the size bound: one per owner, dropped with the version).
+    pub graph: Option<Arc<GraphIndex>>,
+    /// Graph reads answered by queries in this version: the index is built on the second, so a
+    /// one-shot process (`lore graph`) never pays for a whole scan to answer one neighborhood.
+    pub graph_reads: u32,
 }
 
 impl ReadCache {
