@@ -745,18 +745,7 @@ fn split_in_tx(
         tx.insert_alias(&moved)?;
         changes.record_row(alias_key(&moved), None, Some(&moved));
     }
-    for participant in tx.list_participants_by_person(&original.id)? {
-        if meetings.contains(&participant.meeting) {
-            let mut moved = participant.clone();
-            moved.person_entity = Some(new_id.clone());
-            tx.update_participant(&moved)?;
-            changes.record_row(
-                participant_key(&participant),
-                Some(&participant),
-                Some(&moved),
-            );
-        }
-    }
+    move_participants(tx, &original.id, &new_id, &meetings, changes)?;
     // Identifiers scoped to a moved meeting (a name-only person's) follow it, so the next ingest of
     // that meeting resolves to the new entity.
     for (scheme, value) in tx.list_identifiers_by_entity(&original.id)? {
@@ -847,32 +836,8 @@ pub fn move_meetings_in_tx(
             changes.record_row(alias_key(&moved), None, Some(&moved));
         }
     }
-    for participant in tx.list_participants_by_person(&from.id)? {
-        if meetings.contains(&participant.meeting) {
-            let mut moved = participant.clone();
-            moved.person_entity = Some(to.to_string());
-            tx.update_participant(&moved)?;
-            changes.record_row(
-                participant_key(&participant),
-                Some(&participant),
-                Some(&moved),
-            );
-        }
-    }
-    for meeting in meetings {
-        for mapping in tx.list_participant_mappings(meeting)? {
-            if mapping.person_entity.as_deref() == Some(from.id.as_str()) {
-                let mut moved = mapping.clone();
-                moved.person_entity = Some(to.to_string());
-                tx.upsert_participant_mapping(&moved)?;
-                changes.record_row(
-                    crate::participants::mapping_record_key(&mapping),
-                    Some(&mapping),
-                    Some(&moved),
-                );
-            }
-        }
-    }
+    move_participants(tx, &from.id, to, meetings, changes)?;
+    move_participant_mappings(tx, meetings, &from.id, to, changes)?;
     let swap = |id: &Option<String>| {
         id.as_ref().map(|id| {
             if *id == from.id {
@@ -915,6 +880,54 @@ pub fn move_meetings_in_tx(
 }
 
 /// Re-points a `has_link` resource link to another entity, under the id ingestion gives it there.
+/// Points the participants of `from` in `meetings` at `to`.
+fn move_participants(
+    tx: &mut dyn Tx,
+    from: &str,
+    to: &str,
+    meetings: &[String],
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    for participant in tx.list_participants_by_person(from)? {
+        if meetings.contains(&participant.meeting) {
+            let mut moved = participant.clone();
+            moved.person_entity = Some(to.to_string());
+            tx.update_participant(&moved)?;
+            changes.record_row(
+                participant_key(&participant),
+                Some(&participant),
+                Some(&moved),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Points the user's participant decisions (mappings) naming `from` in `meetings` at `to`.
+pub(crate) fn move_participant_mappings<'a>(
+    tx: &mut dyn Tx,
+    meetings: impl IntoIterator<Item = &'a String>,
+    from: &str,
+    to: &str,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    for meeting in meetings {
+        for mapping in tx.list_participant_mappings(meeting)? {
+            if mapping.person_entity.as_deref() == Some(from) {
+                let mut moved = mapping.clone();
+                moved.person_entity = Some(to.to_string());
+                tx.upsert_participant_mapping(&moved)?;
+                changes.record_row(
+                    crate::participants::mapping_record_key(&mapping),
+                    Some(&mapping),
+                    Some(&moved),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn move_link(
     tx: &mut dyn Tx,
     link: &ResourceLink,

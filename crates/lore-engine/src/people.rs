@@ -295,20 +295,7 @@ fn rekey(tx: &mut dyn Tx, from: &Entity, to: &str, changes: &mut Changes) -> Eng
     for participant in tx.list_participants_by_person(&from.id)? {
         meetings.insert(participant.meeting);
     }
-    for meeting in &meetings {
-        for mapping in tx.list_participant_mappings(meeting)? {
-            if mapping.person_entity.as_deref() == Some(from.id.as_str()) {
-                let mut moved = mapping.clone();
-                moved.person_entity = Some(to.to_string());
-                tx.upsert_participant_mapping(&moved)?;
-                changes.record_row(
-                    crate::participants::mapping_record_key(&mapping),
-                    Some(&mapping),
-                    Some(&moved),
-                );
-            }
-        }
-    }
+    crate::identity::move_participant_mappings(tx, &meetings, &from.id, to, changes)?;
     merge_in_tx(tx, &survivor, from, changes)?;
     // The identifier the old id derived from is no identity of the survivor's, unless taught.
     for (scheme, value) in tx.list_identifiers_by_entity(to)? {
