@@ -233,19 +233,7 @@ impl Engine {
     /// transaction that is then rolled back. The report's revision id is never written.
     pub fn preview_delete(&self, owner: &str, source: SourceRef) -> EngineResult<EditReport> {
         let now = self.now();
-        let mut preview = None;
-        let outcome = self.write(owner, |tx| {
-            let (report, _) = cascade_delete(tx, source, now)?;
-            preview = Some(report);
-            Err::<(), _>(EngineError::RolledBack)
-        });
-        match (outcome, preview) {
-            (Err(EngineError::RolledBack), Some(report)) => Ok(report),
-            (Err(error), _) => Err(error),
-            (Ok(()), _) => Err(EngineError::Internal(
-                "a preview transaction committed".into(),
-            )),
-        }
+        self.dry_run(owner, |tx| Ok(cascade_delete(tx, source, now)?.0))
     }
 
     /// Removes blob files no attachment of any owner uses any more (after the deleting commit).

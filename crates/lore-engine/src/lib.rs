@@ -127,6 +127,27 @@ impl Engine {
         result.ok_or_else(|| EngineError::Internal("transaction finished without a result".into()))
     }
 
+    /// Runs `work` in a write transaction that is always rolled back, and returns what it computed:
+    /// how previews (dry runs) see exactly what a write would do without doing it.
+    pub fn dry_run<T>(
+        &self,
+        owner: &str,
+        mut work: impl FnMut(&mut dyn Tx) -> EngineResult<T>,
+    ) -> EngineResult<T> {
+        let mut result = None;
+        let outcome = self.write(owner, |tx| {
+            result = Some(work(tx)?);
+            Err::<(), _>(EngineError::RolledBack)
+        });
+        match (outcome, result) {
+            (Err(EngineError::RolledBack), Some(value)) => Ok(value),
+            (Err(error), _) => Err(error),
+            (Ok(()), _) => Err(EngineError::Internal(
+                "a dry-run transaction committed".into(),
+            )),
+        }
+    }
+
     /// Runs `work` against one consistent snapshot of `owner`'s data.
     pub fn read<T>(
         &self,

@@ -258,23 +258,14 @@ impl Engine {
         meeting: &str,
     ) -> EngineResult<Vec<CascadeItem>> {
         let now = self.now();
-        let mut preview = None;
-        let outcome = self.write(owner, |tx| {
+        self.dry_run(owner, |tx| {
             let (report, _) =
                 crate::edit::cascade_delete(tx, crate::SourceRef::Meeting(meeting), now)?;
             let revision = tx
                 .find_revision(&report.revision)?
                 .ok_or_else(|| EngineError::Internal("the preview's revision is missing".into()))?;
-            preview = Some(describe_cascade(tx, &revision)?);
-            Err::<(), _>(EngineError::RolledBack)
-        });
-        match (outcome, preview) {
-            (Err(EngineError::RolledBack), Some(items)) => Ok(items),
-            (Err(error), _) => Err(error),
-            (Ok(()), _) => Err(EngineError::Internal(
-                "a preview transaction committed".into(),
-            )),
-        }
+            describe_cascade(tx, &revision)
+        })
     }
 }
 
