@@ -13,8 +13,8 @@ pub fn graph_text(graph: &GraphView) -> String {
         graph
             .nodes
             .iter()
-            .find(|n| n.id == id)
-            .map(|n| n.name.clone())
+            .find(|n| *n.id == *id)
+            .map(|n| n.name.to_string())
             .unwrap_or_else(|| id.to_string())
     };
     let _ = writeln!(out, "Nodes");

@@ -62,6 +62,12 @@ pub fn weight_basis(mut observations: Vec<(Ts, f64)>) -> (f64, Option<Ts>) {
     (basis, observations.last().map(|(at, _)| *at))
 }
 
+/// The basis of a single mention at `at`: `weight_basis` of that one observation (a meeting's weight
+/// in graph rankings).
+pub fn mention_basis(at: Ts) -> f64 {
+    MENTION_WEIGHT * ((at.0 - WEIGHT_EPOCH_MS) as f64 / HALF_LIFE_MS).exp2()
+}
+
 /// L19 weight at `now` from a stored basis, or `None` when the basis cannot answer exactly: an
 /// observation lies in the future of `now` (it counts with full weight, not more) or the basis left
 /// the range of a double. Callers then sum the observations with [`topic_weight`].

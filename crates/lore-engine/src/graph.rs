@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use lore_core::model::*;
-use lore_core::reading::{effective_status, topic_weight, MENTION_WEIGHT};
+use lore_core::reading::{
+    effective_status, mention_basis, topic_weight, weight_from_basis, MENTION_WEIGHT,
+};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
 use lore_store::{GraphIndex, MeetingLink, Tx};
@@ -22,7 +24,7 @@ use crate::search::entity_weight;
 use crate::{Engine, EngineError, EngineResult};
 
 /// Links read per node before ranking; bounds the cost of expanding a hub.
-pub const SCAN_LIMIT: usize = 500;
+pub const SCAN_LIMIT: usize = lore_store::GRAPH_SCAN_LIMIT;
 pub const MAX_NODES: usize = 500;
 
 #[derive(Clone, Debug)]
@@ -45,10 +47,10 @@ impl Default for GraphOptions {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GraphNode {
-    pub id: String,
+    pub id: Arc<str>,
     /// An entity kind, or `meeting`.
-    pub kind: String,
-    pub name: String,
+    pub kind: &'static str,
+    pub name: Arc<str>,
     pub hop: u8,
     pub weight: f64,
 }
@@ -56,20 +58,20 @@ pub struct GraphNode {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GraphEdge {
     /// The claim behind the edge (`null` for task and meeting edges).
-    pub claim: Option<String>,
-    pub from: String,
-    pub to: String,
+    pub claim: Option<Arc<str>>,
+    pub from: Arc<str>,
+    pub to: Arc<str>,
     /// A claim's predicate, `task`, `attended` or `mentioned_in`.
-    pub predicate: String,
+    pub predicate: Arc<str>,
     /// A claim's or task's status; `null` for meeting edges.
-    pub status: Option<String>,
+    pub status: Option<&'static str>,
     /// A text value carried by the edge (a role, a task title).
-    pub label: Option<String>,
+    pub label: Option<Arc<str>>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GraphView {
-    pub center: String,
+    pub center: Arc<str>,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
     pub truncated: bool,
@@ -106,6 +108,14 @@ impl Engine {
             let center = find_entity(tx, entity)?;
             // The store's in-memory adjacency when it keeps one (same answers as the reads below).
             let index = tx.find_graph_index()?;
+            let weight = entity_weight(tx, &center, now)?;
+            let fast = index.as_ref().and_then(|index| {
+                let at = index.adjacency().node(&center.id)?;
+                crate::graph_expand::expand(index, at, weight, options, now)
+            });
+            if let Some(view) = fast {
+                return Ok(view);
+            }
             let mut graph = Builder {
                 index,
                 options,
@@ -115,11 +125,10 @@ impl Engine {
                 edges: HashMap::new(),
                 truncated: false,
             };
-            let weight = entity_weight(tx, &center, now)?;
             graph.add_node(GraphNode {
-                id: center.id.clone(),
-                kind: center.kind.to_string(),
-                name: center.display_name().to_string(),
+                id: Arc::from(center.id.as_str()),
+                kind: center.kind.as_str(),
+                name: Arc::from(center.display_name()),
                 hop: 0,
                 weight: round(weight),
             });
@@ -150,7 +159,7 @@ impl Engine {
             let mut edges: Vec<(EdgeKey, GraphEdge)> = graph.edges.into_iter().collect();
             edges.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             Ok(GraphView {
-                center: center.id.clone(),
+                center: Arc::from(center.id.as_str()),
                 nodes,
                 edges: edges.into_iter().map(|(_, edge)| edge).collect(),
                 truncated: graph.truncated,
@@ -159,7 +168,7 @@ impl Engine {
     }
 }
 
-fn round(weight: f64) -> f64 {
+pub(crate) fn round(weight: f64) -> f64 {
     (weight * 1000.0).round() / 1000.0
 }
 
@@ -178,16 +187,16 @@ struct Builder<'o> {
 
 impl Builder<'_> {
     fn add_node(&mut self, node: GraphNode) {
-        self.order.push(node.id.clone());
-        self.nodes.insert(node.id.clone(), node);
+        self.order.push(node.id.to_string());
+        self.nodes.insert(node.id.to_string(), node);
     }
 
     fn add_edge(&mut self, edge: GraphEdge) {
         let key = (
-            edge.claim.clone().unwrap_or_default(),
-            edge.from.clone(),
-            edge.to.clone(),
-            edge.predicate.clone(),
+            edge.claim.as_deref().unwrap_or_default().to_string(),
+            edge.from.to_string(),
+            edge.to.to_string(),
+            edge.predicate.to_string(),
         );
         self.edges.entry(key).or_insert(edge);
     }
@@ -223,7 +232,7 @@ impl Builder<'_> {
             skip
         };
         for claim in claims.into_iter().filter(|claim| self.claim_counts(claim)) {
-            let status = Some(effective_status(&claim.derived, self.now).to_string());
+            let status = Some(effective_status(&claim.derived, self.now).as_str());
             let mut push = |neighbor: &str, from: &str, to: &str| {
                 if absent(neighbor) {
                     return;
@@ -232,12 +241,12 @@ impl Builder<'_> {
                     neighbor: neighbor.to_string(),
                     neighbor_is_meeting: false,
                     edge: GraphEdge {
-                        claim: Some(claim.id.clone()),
-                        from: from.to_string(),
-                        to: to.to_string(),
-                        predicate: claim.predicate.clone(),
-                        status: status.clone(),
-                        label: claim.value_text.clone(),
+                        claim: Some(Arc::from(claim.id.as_str())),
+                        from: Arc::from(from),
+                        to: Arc::from(to),
+                        predicate: Arc::from(claim.predicate.as_str()),
+                        status,
+                        label: claim.value_text.as_deref().map(Arc::from),
                     },
                 })
             };
@@ -283,11 +292,11 @@ impl Builder<'_> {
                 neighbor_is_meeting: false,
                 edge: GraphEdge {
                     claim: None,
-                    from: assignee.clone(),
-                    to: project.clone(),
-                    predicate: "task".into(),
-                    status: Some(task.status.to_string()),
-                    label: Some(task.title.clone()),
+                    from: Arc::from(assignee.as_str()),
+                    to: Arc::from(project.as_str()),
+                    predicate: Arc::from("task"),
+                    status: Some(task.status.as_str()),
+                    label: Some(Arc::from(task.title.as_str())),
                 },
             });
         }
@@ -318,9 +327,9 @@ impl Builder<'_> {
                 neighbor_is_meeting: true,
                 edge: GraphEdge {
                     claim: None,
-                    from: entity.to_string(),
-                    to: link.meeting.clone(),
-                    predicate: link.relation.clone(),
+                    from: Arc::from(entity),
+                    to: Arc::from(link.meeting.as_str()),
+                    predicate: Arc::from(link.relation.as_str()),
                     status: None,
                     label: None,
                 },
@@ -362,9 +371,9 @@ impl Builder<'_> {
                 neighbor_is_meeting: false,
                 edge: GraphEdge {
                     claim: None,
-                    from: link.entity.clone(),
-                    to: link.meeting.clone(),
-                    predicate: link.relation.clone(),
+                    from: Arc::from(link.entity.as_str()),
+                    to: Arc::from(link.meeting.as_str()),
+                    predicate: Arc::from(link.relation.as_str()),
                     status: None,
                     label: None,
                 },
@@ -380,8 +389,8 @@ impl Builder<'_> {
         links: Vec<Link>,
         hop: u8,
     ) -> EngineResult<Vec<(String, bool)>> {
-        let mut candidates: BTreeMap<String, GraphNode> = BTreeMap::new();
-        let mut kinds: BTreeMap<String, bool> = BTreeMap::new();
+        // Each candidate with its exact weight (the ranking) and whether it is a meeting.
+        let mut candidates: BTreeMap<String, (f64, bool, GraphNode)> = BTreeMap::new();
         let full = self.nodes.len() >= self.options.limit;
         for link in &links {
             if full {
@@ -407,16 +416,24 @@ impl Builder<'_> {
                 let Some(meeting) = meeting else {
                     continue;
                 };
-                GraphNode {
-                    id: meeting.id.clone(),
-                    kind: "meeting".into(),
-                    name: meeting.title.clone(),
-                    hop,
-                    weight: round(topic_weight(
-                        [(meeting.started_at, MENTION_WEIGHT)],
-                        self.now,
-                    )),
-                }
+                let weight = topic_weight([(meeting.started_at, MENTION_WEIGHT)], self.now);
+                // Ranked by the same basis as entities (one mention at the meeting's start).
+                let rank = weight_from_basis(
+                    mention_basis(meeting.started_at),
+                    Some(meeting.started_at),
+                    self.now,
+                )
+                .unwrap_or(weight);
+                (
+                    rank,
+                    GraphNode {
+                        id: Arc::from(meeting.id.as_str()),
+                        kind: "meeting",
+                        name: Arc::from(meeting.title.as_str()),
+                        hop,
+                        weight: round(weight),
+                    },
+                )
             } else {
                 let owned;
                 let entity = match &index {
@@ -432,19 +449,24 @@ impl Builder<'_> {
                 if entity.status == EntityStatus::Merged {
                     continue;
                 }
-                GraphNode {
-                    id: entity.id.clone(),
-                    kind: entity.kind.to_string(),
-                    name: entity.display_name().to_string(),
-                    hop,
-                    weight: round(entity_weight(tx, entity, self.now)?),
-                }
+                let weight = entity_weight(tx, entity, self.now)?;
+                (
+                    weight,
+                    GraphNode {
+                        id: Arc::from(entity.id.as_str()),
+                        kind: entity.kind.as_str(),
+                        name: Arc::from(entity.display_name()),
+                        hop,
+                        weight: round(weight),
+                    },
+                )
             };
-            kinds.insert(node.id.clone(), link.neighbor_is_meeting);
-            candidates.insert(node.id.clone(), node);
+            let (rank, node) = node;
+            candidates.insert(node.id.to_string(), (rank, link.neighbor_is_meeting, node));
         }
-        let mut ranked: Vec<GraphNode> = candidates.into_values().collect();
-        ranked.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.id.cmp(&b.id)));
+        // By exact weight (rounding would make the choice depend on the reading time), then id.
+        let mut ranked: Vec<(f64, bool, GraphNode)> = candidates.into_values().collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.id.cmp(&b.2.id)));
         let room = self.options.limit.saturating_sub(self.nodes.len());
         if ranked.len() > room {
             self.truncated = true;
@@ -452,13 +474,14 @@ impl Builder<'_> {
         }
         let admitted: Vec<(String, bool)> = ranked
             .iter()
-            .map(|node| (node.id.clone(), kinds[&node.id]))
+            .map(|(_, is_meeting, node)| (node.id.to_string(), *is_meeting))
             .collect();
-        for node in ranked {
+        for (_, _, node) in ranked {
             self.add_node(node);
         }
         for link in links {
-            if self.nodes.contains_key(&link.edge.from) && self.nodes.contains_key(&link.edge.to) {
+            if self.nodes.contains_key(&*link.edge.from) && self.nodes.contains_key(&*link.edge.to)
+            {
                 self.add_edge(link.edge);
             }
         }

@@ -11,6 +11,7 @@ mod edit;
 mod error;
 mod extract;
 mod graph;
+mod graph_expand;
 mod identity;
 mod ingest;
 mod inspect;

@@ -544,11 +544,10 @@ fn read_side_step(engine: &Engine, step: &Value, context: &str) {
                 "{context}: unexpected node {name}"
             );
         }
-        let ids: std::collections::BTreeSet<&str> =
-            graph.nodes.iter().map(|n| n.id.as_str()).collect();
+        let ids: std::collections::BTreeSet<&str> = graph.nodes.iter().map(|n| &*n.id).collect();
         for edge in &graph.edges {
             assert!(
-                ids.contains(edge.from.as_str()) && ids.contains(edge.to.as_str()),
+                ids.contains(&*edge.from) && ids.contains(&*edge.to),
                 "{context}: edge to a node that is not shown: {edge:?}"
             );
         }

@@ -187,8 +187,8 @@ pub fn graph_text(graph: &GraphView) -> String {
         graph
             .nodes
             .iter()
-            .find(|node| node.id == id)
-            .map(|node| node.name.clone())
+            .find(|node| *node.id == *id)
+            .map(|node| node.name.to_string())
             .unwrap_or_else(|| id.to_string())
     };
     let mut lines = vec![format!("Neighborhood of {}:", name_of(&graph.center))];

@@ -29,9 +29,21 @@ pub struct GraphIndex {
     pub(crate) links_by_entity: HashMap<String, Vec<MeetingLink>>,
     /// Per meeting: its entities, by entity id and relation.
     pub(crate) links_by_meeting: HashMap<String, Vec<MeetingLink>>,
+    /// The same graph numbered and ranked for fast expansion (`graph_adjacency.rs`).
+    pub(crate) adjacency: crate::Adjacency,
 }
 
 impl GraphIndex {
+    /// The compact, ranked form of the same graph.
+    pub fn adjacency(&self) -> &crate::Adjacency {
+        &self.adjacency
+    }
+
+    /// Every claim linking two entities, in the graph's claim order.
+    pub fn claims(&self) -> &[Claim] {
+        &self.claims
+    }
+
     /// `Tx::find_entity`.
     pub fn entity(&self, id: &str) -> Option<&Entity> {
         self.entities.get(id)

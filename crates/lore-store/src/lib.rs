@@ -9,6 +9,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 
 pub mod conformance;
+mod graph_adjacency;
 mod graph_index;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -18,6 +19,9 @@ pub mod testing;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 
+pub use graph_adjacency::{
+    AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, GRAPH_SCAN_LIMIT,
+};
 pub use graph_index::GraphIndex;
 pub use sqlite::{hot_queries, SqliteStore};
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::f64::consts::TAU;
+use std::sync::Arc;
 
 use lore_engine::GraphView;
 use maud::{html, Markup};
@@ -25,10 +26,10 @@ fn short(name: &str) -> String {
 }
 
 /// Positions of the nodes, by id.
-fn layout(graph: &GraphView) -> BTreeMap<String, (f64, f64)> {
+fn layout(graph: &GraphView) -> BTreeMap<Arc<str>, (f64, f64)> {
     let mut positions = BTreeMap::new();
     positions.insert(graph.center.clone(), (0.0, 0.0));
-    let mut angles: BTreeMap<String, f64> = BTreeMap::new();
+    let mut angles: BTreeMap<Arc<str>, f64> = BTreeMap::new();
     let ring = |hop: u8| -> Vec<&lore_engine::GraphNode> {
         graph
             .nodes
@@ -119,11 +120,7 @@ pub fn draw(graph: &GraphView) -> Markup {
         RADII[1]
     };
     let half = outer + MARGIN;
-    let names: BTreeMap<&str, &str> = graph
-        .nodes
-        .iter()
-        .map(|n| (n.id.as_str(), n.name.as_str()))
-        .collect();
+    let names: BTreeMap<&str, &str> = graph.nodes.iter().map(|n| (&*n.id, &*n.name)).collect();
     // The center first, then entities, then meetings.
     let mut nodes: Vec<&lore_engine::GraphNode> = graph.nodes.iter().collect();
     nodes.sort_by_key(|n| (n.id != graph.center, n.kind == "meeting", n.hop));
@@ -135,7 +132,7 @@ pub fn draw(graph: &GraphView) -> Markup {
                 }
                 @for edge in &graph.edges {
                     @if let (Some(from), Some(to)) = (positions.get(&edge.from), positions.get(&edge.to)) {
-                        @let label = format!("{} {} {}", names.get(edge.from.as_str()).copied().unwrap_or("?"), predicate_label(&edge.predicate), names.get(edge.to.as_str()).copied().unwrap_or("?"));
+                        @let label = format!("{} {} {}", names.get(&*edge.from).copied().unwrap_or("?"), predicate_label(&edge.predicate), names.get(&*edge.to).copied().unwrap_or("?"));
                         @if let Some(claim) = &edge.claim {
                             a.edge data-testid="graph-edge" href={ "/graph/" (graph.center) "/edge/" (claim) } aria-label=(label) {
                                 title { (label) }

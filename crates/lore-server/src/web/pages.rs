@@ -1036,14 +1036,10 @@ pub async fn graph(
         )
     })
     .await?;
-    if graph.center != id {
+    if *graph.center != *id {
         return Ok(see_other(&format!("/graph/{}?hops={hops}", graph.center)));
     }
-    let names: BTreeMap<&str, &str> = graph
-        .nodes
-        .iter()
-        .map(|n| (n.id.as_str(), n.name.as_str()))
-        .collect();
+    let names: BTreeMap<&str, &str> = graph.nodes.iter().map(|n| (&*n.id, &*n.name)).collect();
     let center_name = names.get(id.as_str()).copied().unwrap_or("this entity");
     let body = html! {
         nav.crumbs aria-label="Breadcrumb" { a href="/" { "Home" } " › " (entity_link(&id, center_name)) }
@@ -1061,11 +1057,11 @@ pub async fn graph(
             @let (facts, meetings): (Vec<_>, Vec<_>) = graph.edges.iter().partition(|e| e.claim.is_some());
             @let edge_item = |edge: &lore_engine::GraphEdge| html! {
                 li {
-                    (names.get(edge.from.as_str()).copied().unwrap_or("?")) " "
+                    (names.get(&*edge.from).copied().unwrap_or("?")) " "
                     @if let Some(claim) = &edge.claim {
                         a href={ "/graph/" (id) "/edge/" (claim) } { (predicate_label(&edge.predicate)) }
                     } @else { (predicate_label(&edge.predicate)) }
-                    " " (names.get(edge.to.as_str()).copied().unwrap_or("?"))
+                    " " (names.get(&*edge.to).copied().unwrap_or("?"))
                     @if let Some(label) = &edge.label { " (" (label) ")" }
                 }
             };

@@ -134,6 +134,7 @@ impl SqliteTx<'_> {
         }
         index.links_by_entity = by_entity;
         index.links_by_meeting = by_meeting;
+        index.build_adjacency();
         Ok(index)
     }
 }

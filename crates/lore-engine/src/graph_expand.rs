@@ -1,0 +1,240 @@
+//! The graph neighborhood over a store's in-memory adjacency ([`lore_store::Adjacency`]): the same
+//! expansion as `graph.rs` (same links in the same order, same admission, same edges), done on node
+//! numbers. Each expanded node costs one pass over its own links; admission walks the node's
+//! neighbors in their precomputed rank order and stops once the room is used, so a bounded expansion
+//! of a hub does not weigh or sort its whole fan-out. Membership tests use generation-stamped marks
+//! kept per thread, so a read allocates only its answer.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use lore_core::model::ClaimStatus;
+use lore_core::reading::{effective_status, topic_weight, weight_from_basis, MENTION_WEIGHT};
+use lore_core::temporal::is_valid_at;
+use lore_core::Ts;
+use lore_store::{Adjacency, GraphIndex, LinkFilter};
+
+use crate::graph::{round, GraphEdge, GraphNode, GraphOptions, GraphView};
+
+/// Generation-stamped membership marks, reused across reads on one thread.
+#[derive(Default)]
+struct Marks {
+    generation: u32,
+    /// Stamps the candidates of one node's expansion.
+    round: u32,
+    in_graph: Vec<u32>,
+    candidate: Vec<u32>,
+    edge_taken: Vec<u32>,
+}
+
+impl Marks {
+    /// A fresh generation over arrays large enough for `nodes` nodes and `keys` edge keys.
+    fn next(&mut self, nodes: usize, keys: usize) -> u32 {
+        if self.in_graph.len() < nodes {
+            self.in_graph.resize(nodes, 0);
+            self.candidate.resize(nodes, 0);
+        }
+        if self.edge_taken.len() < keys {
+            self.edge_taken.resize(keys, 0);
+        }
+        if self.generation >= u32::MAX - 1 {
+            self.generation = 0;
+            self.in_graph.fill(0);
+            self.candidate.fill(0);
+            self.edge_taken.fill(0);
+        }
+        self.generation += 1;
+        self.generation
+    }
+
+    /// A fresh stamp for one node's candidates.
+    fn next_round(&mut self) -> u32 {
+        if self.round >= u32::MAX - 1 {
+            self.round = 0;
+            self.candidate.fill(0);
+        }
+        self.round += 1;
+        self.round
+    }
+}
+
+thread_local! {
+    static MARKS: RefCell<Marks> = RefCell::new(Marks::default());
+}
+
+/// The neighborhood of `center` read from the adjacency, or `None` when the adjacency cannot answer
+/// exactly (a weight that needs the observations themselves): the caller then reads it by queries.
+pub(crate) fn expand(
+    index: &GraphIndex,
+    center: u32,
+    center_weight: f64,
+    options: &GraphOptions,
+    now: Ts,
+) -> Option<GraphView> {
+    let adjacency = index.adjacency();
+    if !adjacency.ranks_at(now) {
+        return None;
+    }
+    MARKS.with(|marks| {
+        let mut marks = marks.borrow_mut();
+        expand_with(
+            &mut marks,
+            index,
+            adjacency,
+            center,
+            center_weight,
+            options,
+            now,
+        )
+    })
+}
+
+fn expand_with(
+    marks: &mut Marks,
+    index: &GraphIndex,
+    adjacency: &Adjacency,
+    center: u32,
+    center_weight: f64,
+    options: &GraphOptions,
+    now: Ts,
+) -> Option<GraphView> {
+    let generation = marks.next(adjacency.nodes.len(), adjacency.key_count());
+    let claims = index.claims();
+    // Whether a link counts in this reading, and the status its edge shows.
+    let counts = |filter: LinkFilter| -> Option<Option<&'static str>> {
+        match filter {
+            LinkFilter::Claim(at) => {
+                let derived = &claims[at as usize].derived;
+                let counted = match options.valid_at {
+                    Some(at) => is_valid_at(derived, at),
+                    None => effective_status(derived, now) == ClaimStatus::Active,
+                };
+                counted.then(|| Some(effective_status(derived, now).as_str()))
+            }
+            LinkFilter::Task(created) => options
+                .valid_at
+                .is_none_or(|at| created <= at)
+                .then_some(None),
+            LinkFilter::Meeting(started) => match options.valid_at {
+                Some(at) => started.is_some_and(|s| s <= at).then_some(None),
+                None => Some(None),
+            },
+            LinkFilter::Always => Some(None),
+        }
+    };
+    let mut order: Vec<(u32, u8)> = vec![(center, 0)];
+    marks.in_graph[center as usize] = generation;
+    // Chosen edges: (key, edge, status).
+    let mut edges: Vec<(u32, u32, Option<&'static str>)> = Vec::new();
+    let mut truncated = false;
+    let mut frontier = vec![center];
+    for hop in 1..=options.hops {
+        let mut next = Vec::new();
+        for &node in &frontier {
+            let links = &adjacency.links[node as usize];
+            truncated |= adjacency.scan_cut[node as usize];
+            let full = order.len() >= options.limit;
+            // Candidates: counted links to admissible nodes not yet in the graph.
+            let stamp = marks.next_round();
+            let mut candidates = 0usize;
+            for link in links {
+                if counts(link.filter).is_none() {
+                    continue;
+                }
+                let neighbor = link.neighbor as usize;
+                if marks.in_graph[neighbor] == generation {
+                    continue;
+                }
+                if full {
+                    truncated = true;
+                } else if adjacency.nodes[neighbor].admissible && marks.candidate[neighbor] != stamp
+                {
+                    marks.candidate[neighbor] = stamp;
+                    candidates += 1;
+                }
+            }
+            if candidates > 0 {
+                let room = options.limit - order.len();
+                if candidates > room {
+                    truncated = true;
+                }
+                let mut admitted = 0usize;
+                for &neighbor in &adjacency.ranked[node as usize] {
+                    if admitted == room.min(candidates) {
+                        break;
+                    }
+                    if marks.candidate[neighbor as usize] == stamp {
+                        marks.candidate[neighbor as usize] = 0;
+                        marks.in_graph[neighbor as usize] = generation;
+                        order.push((neighbor, hop));
+                        next.push(neighbor);
+                        admitted += 1;
+                    }
+                }
+            }
+            for link in links {
+                if marks.in_graph[link.neighbor as usize] != generation {
+                    continue;
+                }
+                let Some(status) = counts(link.filter) else {
+                    continue;
+                };
+                let key = adjacency.edges[link.edge as usize].key;
+                if marks.edge_taken[key as usize] != generation {
+                    marks.edge_taken[key as usize] = generation;
+                    edges.push((key, link.edge, status));
+                }
+            }
+        }
+        frontier = next;
+    }
+
+    let mut nodes = Vec::with_capacity(order.len());
+    for (at, hop) in order {
+        let info = &adjacency.nodes[at as usize];
+        let weight = if at == center {
+            center_weight
+        } else if info.is_meeting {
+            topic_weight([(info.started_at?, MENTION_WEIGHT)], now)
+        } else {
+            weight_from_basis(info.basis, info.weight_latest, now)?
+        };
+        nodes.push((
+            info.id_rank,
+            GraphNode {
+                id: info.id.clone(),
+                kind: info.kind,
+                name: info.name.clone(),
+                hop,
+                weight: round(weight),
+            },
+        ));
+    }
+    nodes.sort_unstable_by(|(a_rank, a), (b_rank, b)| {
+        a.hop
+            .cmp(&b.hop)
+            .then(b.weight.total_cmp(&a.weight))
+            .then(a_rank.cmp(b_rank))
+    });
+    edges.sort_unstable_by_key(|&(key, _, _)| key);
+    let node_id = |at: u32| -> Arc<str> { adjacency.nodes[at as usize].id.clone() };
+    Some(GraphView {
+        center: adjacency.nodes[center as usize].id.clone(),
+        nodes: nodes.into_iter().map(|(_, node)| node).collect(),
+        edges: edges
+            .into_iter()
+            .map(|(_, at, status)| {
+                let edge = &adjacency.edges[at as usize];
+                GraphEdge {
+                    claim: edge.claim.clone(),
+                    from: node_id(edge.from),
+                    to: node_id(edge.to),
+                    predicate: edge.predicate.clone(),
+                    status: status.or(edge.status),
+                    label: edge.label.clone(),
+                }
+            })
+            .collect(),
+        truncated,
+    })
+}

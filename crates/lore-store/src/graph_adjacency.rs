@@ -1,0 +1,435 @@
+//! The graph index's compact form: every entity and meeting numbered, each node's links in the order
+//! the graph neighborhood reads them, each node's distinct neighbors ranked once by weight, and every
+//! edge's sort position precomputed, so that expanding a node costs integer work over its own links
+//! and a bounded expansion reads only as many ranked neighbors as it admits.
+//!
+//! Built from the [`GraphIndex`] lists (which mirror the store's graph queries, limits included), so it
+//! answers what the queries would. Ranking uses the L19 weight basis: an entity's stored
+//! `weight_basis`, a meeting's one mention at its start. Every reading at a time `now` multiplies all
+//! bases by the same positive factor, so the order by basis is the order by weight at any `now` not
+//! before the latest observation ([`Adjacency::ranks_at`] says when that holds).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use lore_core::model::*;
+use lore_core::reading::mention_basis;
+use lore_core::Ts;
+
+use crate::GraphIndex;
+
+/// Links read per node, as the store's graph queries limit them (`list_claims_linking` and the
+/// meeting-link reads); the engine's graph neighborhood uses the same bound.
+pub const GRAPH_SCAN_LIMIT: usize = 500;
+
+/// One entity or meeting; ids referenced by a link but absent from the index get a node that is never
+/// admitted (`admissible` false), as the query path skips what it cannot find.
+#[derive(Debug)]
+pub struct GraphNodeInfo {
+    pub id: Arc<str>,
+    pub name: Arc<str>,
+    /// An entity kind's name, or `meeting`.
+    pub kind: &'static str,
+    pub is_meeting: bool,
+    /// Present, and not merged into another entity.
+    pub admissible: bool,
+    /// The L19 weight basis used to rank (see the module docs).
+    pub basis: f64,
+    pub weight_latest: Option<Ts>,
+    /// A meeting's start (for `valid_at` and its weight).
+    pub started_at: Option<Ts>,
+    /// Position of `id` among all node ids in byte order (the tie-break of every ranking).
+    pub id_rank: u32,
+}
+
+/// What decides whether a link counts in a reading.
+#[derive(Clone, Copy, Debug)]
+pub enum LinkFilter {
+    /// A claim (index into `GraphIndex::claims`): active now, or valid at `valid_at`.
+    Claim(u32),
+    /// A task created at this time: counts unless created after `valid_at`.
+    Task(Ts),
+    /// An entity's meeting: counts unless it started after `valid_at` (`None`: meeting unknown).
+    Meeting(Option<Ts>),
+    /// A meeting's entity: always counts.
+    Always,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct AdjLink {
+    pub neighbor: u32,
+    pub edge: u32,
+    pub filter: LinkFilter,
+}
+
+/// An edge as the graph reports it. `key` is the position of `(claim, from, to, predicate)` in byte
+/// order among all edge keys; edges sharing a key (two tasks of one assignee and project) are told
+/// apart by whichever a reading meets first.
+#[derive(Debug)]
+pub struct EdgeInfo {
+    pub key: u32,
+    pub claim: Option<Arc<str>>,
+    pub from: u32,
+    pub to: u32,
+    pub predicate: Arc<str>,
+    /// A task's status; a claim's is read at query time.
+    pub status: Option<&'static str>,
+    pub label: Option<Arc<str>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Adjacency {
+    pub nodes: Vec<GraphNodeInfo>,
+    pub node_of: HashMap<Arc<str>, u32>,
+    pub edges: Vec<EdgeInfo>,
+    /// Per node, its links in query order.
+    pub links: Vec<Vec<AdjLink>>,
+    /// Per node, its distinct neighbors by basis (descending), then id.
+    pub ranked: Vec<Vec<u32>>,
+    /// Per node, whether its link reads reached the scan limit.
+    pub scan_cut: Vec<bool>,
+    /// The latest observation or meeting start; rankings by basis hold from then on.
+    latest: Option<Ts>,
+    all_finite: bool,
+    key_count: usize,
+}
+
+impl Adjacency {
+    /// Distinct edge keys (every `EdgeInfo::key` is below it).
+    pub fn key_count(&self) -> usize {
+        self.key_count
+    }
+
+    pub fn node(&self, id: &str) -> Option<u32> {
+        self.node_of.get(id).copied()
+    }
+
+    /// Whether ranking by basis equals ranking by weight at `now`: no observation lies in the future
+    /// of `now` (it would count with full weight) and every basis is a finite number.
+    pub fn ranks_at(&self, now: Ts) -> bool {
+        self.all_finite && self.latest.is_none_or(|latest| latest <= now)
+    }
+}
+
+type EdgeKey = (Option<Arc<str>>, u32, u32, Arc<str>);
+
+/// Interns ids while the adjacency is built.
+struct Builder<'i> {
+    index: &'i GraphIndex,
+    adjacency: Adjacency,
+    edge_of: HashMap<(u32, Option<u32>), u32>,
+    key_of: HashMap<EdgeKey, u32>,
+    keys: Vec<EdgeKey>,
+    predicates: HashMap<String, Arc<str>>,
+}
+
+impl Builder<'_> {
+    fn node(&mut self, id: &str) -> u32 {
+        if let Some(&at) = self.adjacency.node_of.get(id) {
+            return at;
+        }
+        let id: Arc<str> = Arc::from(id);
+        let at = self.adjacency.nodes.len() as u32;
+        self.adjacency.nodes.push(GraphNodeInfo {
+            id: id.clone(),
+            name: id.clone(),
+            kind: "unknown",
+            is_meeting: false,
+            admissible: false,
+            basis: 0.0,
+            weight_latest: None,
+            started_at: None,
+            id_rank: 0,
+        });
+        self.adjacency.node_of.insert(id, at);
+        at
+    }
+
+    fn predicate(&mut self, name: &str) -> Arc<str> {
+        if let Some(shared) = self.predicates.get(name) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(name);
+        self.predicates.insert(name.to_string(), shared.clone());
+        shared
+    }
+
+    /// The edge with this key (and task, for task edges), created on first use.
+    #[allow(clippy::too_many_arguments)]
+    fn edge(
+        &mut self,
+        claim: Option<&str>,
+        from: u32,
+        to: u32,
+        predicate: &str,
+        task: Option<u32>,
+        status: Option<&'static str>,
+        label: Option<&str>,
+    ) -> u32 {
+        let predicate = self.predicate(predicate);
+        let claim: Option<Arc<str>> = claim.map(Arc::from);
+        let key = (claim.clone(), from, to, predicate.clone());
+        // Keys are numbered by first use here and renumbered in byte order in `finish`.
+        let key_at = match self.key_of.get(&key) {
+            Some(&at) => at,
+            None => {
+                let at = self.keys.len() as u32;
+                self.keys.push(key.clone());
+                self.key_of.insert(key, at);
+                at
+            }
+        };
+        if let Some(&edge) = self.edge_of.get(&(key_at, task)) {
+            return edge;
+        }
+        let edge = self.adjacency.edges.len() as u32;
+        self.adjacency.edges.push(EdgeInfo {
+            key: key_at,
+            claim,
+            from,
+            to,
+            predicate,
+            status,
+            label: label.map(Arc::from),
+        });
+        self.edge_of.insert((key_at, task), edge);
+        edge
+    }
+}
+
+impl GraphIndex {
+    /// Builds the compact form from the index's lists (called once per index, after the scan).
+    pub(crate) fn build_adjacency(&mut self) {
+        let mut builder = Builder {
+            index: self,
+            adjacency: Adjacency {
+                all_finite: true,
+                ..Adjacency::default()
+            },
+            edge_of: HashMap::new(),
+            key_of: HashMap::new(),
+            keys: Vec::new(),
+            predicates: HashMap::new(),
+        };
+        let mut entity_ids: Vec<&String> = builder.index.entities.keys().collect();
+        entity_ids.sort();
+        for id in entity_ids {
+            let entity = &builder.index.entities[id];
+            let at = builder.node(id);
+            let node = &mut builder.adjacency.nodes[at as usize];
+            node.name = Arc::from(entity.display_name());
+            node.kind = entity.kind.as_str();
+            node.admissible = entity.status != EntityStatus::Merged;
+            node.basis = entity.weight_basis;
+            node.weight_latest = entity.weight_latest;
+            let adjacency = &mut builder.adjacency;
+            adjacency.all_finite &= entity.weight_basis.is_finite();
+            adjacency.latest = adjacency.latest.max(entity.weight_latest);
+        }
+        let mut meeting_ids: Vec<&String> = builder.index.meetings.keys().collect();
+        meeting_ids.sort();
+        for id in meeting_ids {
+            let meeting = &builder.index.meetings[id];
+            let at = builder.node(id);
+            let node = &mut builder.adjacency.nodes[at as usize];
+            node.name = Arc::from(meeting.title.as_str());
+            node.kind = "meeting";
+            node.is_meeting = true;
+            node.admissible = true;
+            node.basis = mention_basis(meeting.started_at);
+            node.started_at = Some(meeting.started_at);
+            let finite = node.basis.is_finite();
+            let adjacency = &mut builder.adjacency;
+            adjacency.all_finite &= finite;
+            adjacency.latest = adjacency.latest.max(Some(meeting.started_at));
+        }
+        let known = builder.adjacency.nodes.len();
+        let mut links: Vec<Vec<AdjLink>> = Vec::with_capacity(known);
+        let mut scan_cut = Vec::with_capacity(known);
+        for at in 0..known {
+            let (node_links, cut) = if builder.adjacency.nodes[at].is_meeting {
+                meeting_node_links(&mut builder, at as u32)
+            } else {
+                entity_node_links(&mut builder, at as u32)
+            };
+            links.push(node_links);
+            scan_cut.push(cut);
+        }
+        // Nodes met only as a link's far end have no links of their own.
+        links.resize_with(builder.adjacency.nodes.len(), Vec::new);
+        scan_cut.resize(builder.adjacency.nodes.len(), false);
+        let Builder {
+            mut adjacency,
+            keys,
+            ..
+        } = builder;
+        finish(&mut adjacency, keys);
+        adjacency.links = links;
+        adjacency.scan_cut = scan_cut;
+        let ranked = adjacency
+            .links
+            .iter()
+            .map(|links| {
+                let mut neighbors: Vec<u32> = links.iter().map(|link| link.neighbor).collect();
+                let nodes = &adjacency.nodes;
+                neighbors.sort_unstable_by(|&a, &b| {
+                    let (a, b) = (&nodes[a as usize], &nodes[b as usize]);
+                    b.basis.total_cmp(&a.basis).then(a.id_rank.cmp(&b.id_rank))
+                });
+                neighbors.dedup();
+                neighbors
+            })
+            .collect();
+        adjacency.ranked = ranked;
+        self.adjacency = adjacency;
+    }
+}
+
+/// Numbers node ids and edge keys in byte order.
+fn finish(adjacency: &mut Adjacency, keys: Vec<EdgeKey>) {
+    let mut by_id: Vec<u32> = (0..adjacency.nodes.len() as u32).collect();
+    by_id.sort_unstable_by(|&a, &b| {
+        adjacency.nodes[a as usize]
+            .id
+            .cmp(&adjacency.nodes[b as usize].id)
+    });
+    for (rank, &at) in by_id.iter().enumerate() {
+        adjacency.nodes[at as usize].id_rank = rank as u32;
+    }
+    let nodes = &adjacency.nodes;
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let (a, b) = (&keys[a as usize], &keys[b as usize]);
+        fn claim(key: &EdgeKey) -> &str {
+            key.0.as_deref().unwrap_or("")
+        }
+        claim(a)
+            .cmp(claim(b))
+            .then_with(|| nodes[a.1 as usize].id.cmp(&nodes[b.1 as usize].id))
+            .then_with(|| nodes[a.2 as usize].id.cmp(&nodes[b.2 as usize].id))
+            .then_with(|| a.3.cmp(&b.3))
+    });
+    adjacency.key_count = keys.len();
+    let mut rank_of = vec![0u32; keys.len()];
+    for (rank, &at) in order.iter().enumerate() {
+        rank_of[at as usize] = rank as u32;
+    }
+    for edge in &mut adjacency.edges {
+        edge.key = rank_of[edge.key as usize];
+    }
+}
+
+/// An entity's links as `Builder::entity_links` of the engine reads them: claims linking it (first
+/// `GRAPH_SCAN_LIMIT`), its tasks with both an assignee and a project, its meetings (first
+/// `GRAPH_SCAN_LIMIT`).
+fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool) {
+    let index = builder.index;
+    let id = builder.adjacency.nodes[at as usize].id.clone();
+    let mut links = Vec::new();
+    let claims = index.claims_linking.get(&*id).map_or(&[][..], |claims| {
+        &claims[..claims.len().min(GRAPH_SCAN_LIMIT)]
+    });
+    for &position in claims {
+        let claim = &index.claims[position];
+        let filter = LinkFilter::Claim(position as u32);
+        if *claim.subject == *id {
+            let subject = at;
+            for other in claim
+                .object_entity
+                .iter()
+                .chain(claim.context_entity.iter())
+            {
+                let neighbor = builder.node(other);
+                let edge = builder.edge(
+                    Some(&claim.id),
+                    subject,
+                    neighbor,
+                    &claim.predicate,
+                    None,
+                    None,
+                    claim.value_text.as_deref(),
+                );
+                links.push(AdjLink {
+                    neighbor,
+                    edge,
+                    filter,
+                });
+            }
+        } else {
+            let neighbor = builder.node(&claim.subject);
+            let edge = builder.edge(
+                Some(&claim.id),
+                neighbor,
+                at,
+                &claim.predicate,
+                None,
+                None,
+                claim.value_text.as_deref(),
+            );
+            links.push(AdjLink {
+                neighbor,
+                edge,
+                filter,
+            });
+        }
+    }
+    let tasks = index
+        .tasks_by_entity
+        .get(&*id)
+        .map_or(&[][..], Vec::as_slice);
+    let seen = claims.len() + tasks.len();
+    for &position in tasks {
+        let task = &index.tasks[position];
+        let (Some(assignee), Some(project)) = (&task.assignee, &task.project) else {
+            continue;
+        };
+        let (assignee, project) = (builder.node(assignee), builder.node(project));
+        let neighbor = if assignee == at { project } else { assignee };
+        let position = position as u32;
+        let edge = builder.edge(
+            None,
+            assignee,
+            project,
+            "task",
+            Some(position),
+            Some(task.status.as_str()),
+            Some(&task.title),
+        );
+        links.push(AdjLink {
+            neighbor,
+            edge,
+            filter: LinkFilter::Task(task.created_at),
+        });
+    }
+    let meetings = index.meeting_links_by_entity(&id, GRAPH_SCAN_LIMIT);
+    for link in meetings {
+        let started = index.meeting(&link.meeting).map(|m| m.started_at);
+        let neighbor = builder.node(&link.meeting);
+        let edge = builder.edge(None, at, neighbor, &link.relation, None, None, None);
+        links.push(AdjLink {
+            neighbor,
+            edge,
+            filter: LinkFilter::Meeting(started),
+        });
+    }
+    let cut = seen >= GRAPH_SCAN_LIMIT || meetings.len() >= GRAPH_SCAN_LIMIT;
+    (links, cut)
+}
+
+/// A meeting's entities (first `GRAPH_SCAN_LIMIT`).
+fn meeting_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool) {
+    let index = builder.index;
+    let id = builder.adjacency.nodes[at as usize].id.clone();
+    let meeting_links = index.meeting_links_by_meeting(&id, GRAPH_SCAN_LIMIT);
+    let mut links = Vec::with_capacity(meeting_links.len());
+    for link in meeting_links {
+        let neighbor = builder.node(&link.entity);
+        let edge = builder.edge(None, neighbor, at, &link.relation, None, None, None);
+        links.push(AdjLink {
+            neighbor,
+            edge,
+            filter: LinkFilter::Always,
+        });
+    }
+    (links, meeting_links.len() >= GRAPH_SCAN_LIMIT)
+}
