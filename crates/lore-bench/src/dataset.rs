@@ -65,9 +65,16 @@ pub const WORDS: &[&str] = &[
     "storage",
 ];
 
-/// Meeting `i` starts at `FIRST_MEETING_MS + i * MEETING_SPACING_MS` (2026-01-01, every six hours).
+/// Meeting `i` starts at `FIRST_MEETING_MS + i * meeting_spacing_ms(scale)` (from 2026-01-01).
 pub const FIRST_MEETING_MS: i64 = 1_767_225_600_000;
-pub const MEETING_SPACING_MS: i64 = 6 * 3_600_000;
+const MEETING_SPACING_MS: i64 = 6 * 3_600_000;
+
+/// Every six hours at scale 1 and `scale` times as often at larger scales, so that every scale spans
+/// the same 250 days (all in the past of a reading today): weights decay and time travel reads the
+/// same span whatever the size, and no observation lies in the future of the reading.
+pub fn meeting_spacing_ms(scale: usize) -> i64 {
+    MEETING_SPACING_MS / scale.max(1) as i64
+}
 
 const TITLES: &[&str] = &[
     "Engineer",
@@ -315,7 +322,7 @@ pub fn generate(scale: usize) -> Dataset {
         let links: Vec<Value> = (0..3)
             .map(|k| json!({"url": format!("https://docs.example/meeting-{meeting}/doc-{k}"), "provenance": "meeting_chat"}))
             .collect();
-        let started_at = FIRST_MEETING_MS + meeting as i64 * MEETING_SPACING_MS;
+        let started_at = FIRST_MEETING_MS + meeting as i64 * meeting_spacing_ms(scale);
         let bundle = json!({
             "meeting": {"external_id": format!("bench-{meeting:06}"), "title": format!("Meeting {meeting}"),
                         "started_at": lore_core::Ts(started_at).to_rfc3339()},

@@ -214,7 +214,7 @@ pub fn run(
     progress("measuring time travel");
     let middle_of_valid_time = lore_core::Ts(
         dataset::FIRST_MEETING_MS
-            + dataset::MEETING_SPACING_MS * (dataset.bundles.len() as i64 / 2),
+            + dataset::meeting_spacing_ms(config.scale) * (dataset.bundles.len() as i64 / 2),
     );
     ops.insert(
         "known_at".to_string(),

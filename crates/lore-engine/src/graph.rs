@@ -11,16 +11,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use lore_core::model::*;
-use lore_core::reading::{
-    effective_status, mention_basis, topic_weight, weight_from_basis, MENTION_WEIGHT,
-};
+use lore_core::reading::{effective_status, mention_basis, topic_weight, MENTION_WEIGHT};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
 use lore_store::{GraphIndex, MeetingLink, Tx};
 use serde::Serialize;
 
 use crate::resolve::find_entity;
-use crate::search::entity_weight;
+use crate::search::{entity_weight, observed_weight};
 use crate::{Engine, EngineError, EngineResult};
 
 /// Links read per node before ranking; bounds the cost of expanding a hub.
@@ -109,12 +107,18 @@ impl Engine {
             // The store's in-memory adjacency when it keeps one (same answers as the reads below).
             let index = tx.find_graph_index()?;
             let weight = entity_weight(tx, &center, now)?;
-            let fast = index.as_ref().and_then(|index| {
-                let at = index.adjacency().node(&center.id)?;
-                crate::graph_expand::expand(index, at, weight, options, now)
-            });
-            if let Some(view) = fast {
-                return Ok(view);
+            if let Some(index) = &index {
+                if let Some(at) = index.adjacency().node(&center.id) {
+                    let mut observed = |id: &str| observed_weight(tx, id, now);
+                    return crate::graph_expand::expand(
+                        index,
+                        at,
+                        weight,
+                        options,
+                        now,
+                        &mut observed,
+                    );
+                }
             }
             let mut graph = Builder {
                 index,
@@ -389,7 +393,10 @@ impl Builder<'_> {
         links: Vec<Link>,
         hop: u8,
     ) -> EngineResult<Vec<(String, bool)>> {
-        // Each candidate with its exact weight (the ranking) and whether it is a meeting.
+        // Each candidate with its rank and whether it is a meeting. The rank is the L19 weight basis
+        // (an entity's stored one, a meeting's one mention at its start): at any reading time every
+        // weight is its basis times one common factor, so this is the order by exact weight, and unlike
+        // rounded weights it does not depend on when the graph is read.
         let mut candidates: BTreeMap<String, (f64, bool, GraphNode)> = BTreeMap::new();
         let full = self.nodes.len() >= self.options.limit;
         for link in &links {
@@ -417,15 +424,8 @@ impl Builder<'_> {
                     continue;
                 };
                 let weight = topic_weight([(meeting.started_at, MENTION_WEIGHT)], self.now);
-                // Ranked by the same basis as entities (one mention at the meeting's start).
-                let rank = weight_from_basis(
-                    mention_basis(meeting.started_at),
-                    Some(meeting.started_at),
-                    self.now,
-                )
-                .unwrap_or(weight);
                 (
-                    rank,
+                    mention_basis(meeting.started_at),
                     GraphNode {
                         id: Arc::from(meeting.id.as_str()),
                         kind: "meeting",
@@ -451,7 +451,7 @@ impl Builder<'_> {
                 }
                 let weight = entity_weight(tx, entity, self.now)?;
                 (
-                    weight,
+                    entity.weight_basis,
                     GraphNode {
                         id: Arc::from(entity.id.as_str()),
                         kind: entity.kind.as_str(),
@@ -464,7 +464,6 @@ impl Builder<'_> {
             let (rank, node) = node;
             candidates.insert(node.id.to_string(), (rank, link.neighbor_is_meeting, node));
         }
-        // By exact weight (rounding would make the choice depend on the reading time), then id.
         let mut ranked: Vec<(f64, bool, GraphNode)> = candidates.into_values().collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.id.cmp(&b.2.id)));
         let room = self.options.limit.saturating_sub(self.nodes.len());

@@ -12,9 +12,10 @@ use lore_core::model::ClaimStatus;
 use lore_core::reading::{effective_status, topic_weight, weight_from_basis, MENTION_WEIGHT};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
-use lore_store::{Adjacency, GraphIndex, LinkFilter};
+use lore_store::{GraphIndex, LinkFilter};
 
 use crate::graph::{round, GraphEdge, GraphNode, GraphOptions, GraphView};
+use crate::EngineResult;
 
 /// Generation-stamped membership marks, reused across reads on one thread.
 #[derive(Default)]
@@ -62,29 +63,26 @@ thread_local! {
     static MARKS: RefCell<Marks> = RefCell::new(Marks::default());
 }
 
-/// The neighborhood of `center` read from the adjacency, or `None` when the adjacency cannot answer
-/// exactly (a weight that needs the observations themselves): the caller then reads it by queries.
+/// The neighborhood of `center` read from the adjacency. `observed_weight` gives an entity's weight
+/// when its stored basis cannot (an observation after `now`), as `search::entity_weight` does.
 pub(crate) fn expand(
     index: &GraphIndex,
     center: u32,
     center_weight: f64,
     options: &GraphOptions,
     now: Ts,
-) -> Option<GraphView> {
-    let adjacency = index.adjacency();
-    if !adjacency.ranks_at(now) {
-        return None;
-    }
+    observed_weight: &mut dyn FnMut(&str) -> EngineResult<f64>,
+) -> EngineResult<GraphView> {
     MARKS.with(|marks| {
         let mut marks = marks.borrow_mut();
         expand_with(
             &mut marks,
             index,
-            adjacency,
             center,
             center_weight,
             options,
             now,
+            observed_weight,
         )
     })
 }
@@ -92,12 +90,13 @@ pub(crate) fn expand(
 fn expand_with(
     marks: &mut Marks,
     index: &GraphIndex,
-    adjacency: &Adjacency,
     center: u32,
     center_weight: f64,
     options: &GraphOptions,
     now: Ts,
-) -> Option<GraphView> {
+    observed_weight: &mut dyn FnMut(&str) -> EngineResult<f64>,
+) -> EngineResult<GraphView> {
+    let adjacency = index.adjacency();
     let generation = marks.next(adjacency.nodes.len(), adjacency.key_count());
     let claims = index.claims();
     // Whether a link counts in this reading, and the status its edge shows.
@@ -194,10 +193,13 @@ fn expand_with(
         let info = &adjacency.nodes[at as usize];
         let weight = if at == center {
             center_weight
-        } else if info.is_meeting {
-            topic_weight([(info.started_at?, MENTION_WEIGHT)], now)
+        } else if let Some(started) = info.started_at {
+            topic_weight([(started, MENTION_WEIGHT)], now)
         } else {
-            weight_from_basis(info.basis, info.weight_latest, now)?
+            match weight_from_basis(info.basis, info.weight_latest, now) {
+                Some(weight) => weight,
+                None => observed_weight(&info.id)?,
+            }
         };
         nodes.push((
             info.id_rank,
@@ -218,7 +220,7 @@ fn expand_with(
     });
     edges.sort_unstable_by_key(|&(key, _, _)| key);
     let node_id = |at: u32| -> Arc<str> { adjacency.nodes[at as usize].id.clone() };
-    Some(GraphView {
+    Ok(GraphView {
         center: adjacency.nodes[center as usize].id.clone(),
         nodes: nodes.into_iter().map(|(_, node)| node).collect(),
         edges: edges

@@ -211,3 +211,32 @@ fn graphs_through_the_index_follow_random_writes() {
     // The writes did change the graphs, so equality above is not vacuous.
     assert!(changed >= 7, "only {changed} steps changed a graph");
 }
+
+/// Read before its observations (a clock behind the meetings' dates, or meetings dated ahead): the
+/// index ranks by the stored weight basis and shows the L19 weight summed from the observations, as
+/// the queries do, so both still agree, with the weights of future observations counted in full.
+#[test]
+fn graphs_read_before_their_observations_equal_a_fresh_stores() {
+    let clock = TestClock::new("2026-11-20T12:00:00Z");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let engine = open(&path, &clock);
+    ingest_examples(&engine, OWNER, 0..10);
+    let starts: Vec<Ts> = engine
+        .list_meetings(OWNER)
+        .unwrap()
+        .iter()
+        .map(|m| m.started_at)
+        .collect();
+    let (first, last) = (*starts.iter().min().unwrap(), *starts.iter().max().unwrap());
+    for at in [Ts(first.0 - 86_400_000), Ts((first.0 + last.0) / 2)] {
+        clock.set(at);
+        let warm = all_graphs(&engine, OWNER);
+        let warm_again = all_graphs(&engine, OWNER);
+        assert_eq!(warm, warm_again);
+        assert_eq!(warm, uncached_graphs(&path, &clock, OWNER), "at {at:?}");
+        assert!(warm
+            .iter()
+            .any(|(_, _, _, g)| g.as_ref().is_some_and(|g| g.nodes.len() > 3)));
+    }
+}

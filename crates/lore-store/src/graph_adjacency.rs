@@ -7,7 +7,8 @@
 //! answers what the queries would. Ranking uses the L19 weight basis: an entity's stored
 //! `weight_basis`, a meeting's one mention at its start. Every reading at a time `now` multiplies all
 //! bases by the same positive factor, so the order by basis is the order by weight at any `now` not
-//! before the latest observation ([`Adjacency::ranks_at`] says when that holds).
+//! before the latest observation; the graph ranks by basis at every reading time (an observation in
+//! the future of the reading counts with its full weight in the weight shown, not in the ranking).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -88,9 +89,6 @@ pub struct Adjacency {
     pub ranked: Vec<Vec<u32>>,
     /// Per node, whether its link reads reached the scan limit.
     pub scan_cut: Vec<bool>,
-    /// The latest observation or meeting start; rankings by basis hold from then on.
-    latest: Option<Ts>,
-    all_finite: bool,
     key_count: usize,
 }
 
@@ -102,12 +100,6 @@ impl Adjacency {
 
     pub fn node(&self, id: &str) -> Option<u32> {
         self.node_of.get(id).copied()
-    }
-
-    /// Whether ranking by basis equals ranking by weight at `now`: no observation lies in the future
-    /// of `now` (it would count with full weight) and every basis is a finite number.
-    pub fn ranks_at(&self, now: Ts) -> bool {
-        self.all_finite && self.latest.is_none_or(|latest| latest <= now)
     }
 }
 
@@ -202,10 +194,7 @@ impl GraphIndex {
     pub(crate) fn build_adjacency(&mut self) {
         let mut builder = Builder {
             index: self,
-            adjacency: Adjacency {
-                all_finite: true,
-                ..Adjacency::default()
-            },
+            adjacency: Adjacency::default(),
             edge_of: HashMap::new(),
             key_of: HashMap::new(),
             keys: Vec::new(),
@@ -222,9 +211,6 @@ impl GraphIndex {
             node.admissible = entity.status != EntityStatus::Merged;
             node.basis = entity.weight_basis;
             node.weight_latest = entity.weight_latest;
-            let adjacency = &mut builder.adjacency;
-            adjacency.all_finite &= entity.weight_basis.is_finite();
-            adjacency.latest = adjacency.latest.max(entity.weight_latest);
         }
         let mut meeting_ids: Vec<&String> = builder.index.meetings.keys().collect();
         meeting_ids.sort();
@@ -238,10 +224,6 @@ impl GraphIndex {
             node.admissible = true;
             node.basis = mention_basis(meeting.started_at);
             node.started_at = Some(meeting.started_at);
-            let finite = node.basis.is_finite();
-            let adjacency = &mut builder.adjacency;
-            adjacency.all_finite &= finite;
-            adjacency.latest = adjacency.latest.max(Some(meeting.started_at));
         }
         let known = builder.adjacency.nodes.len();
         let mut links: Vec<Vec<AdjLink>> = Vec::with_capacity(known);
