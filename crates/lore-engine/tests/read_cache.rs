@@ -240,3 +240,75 @@ fn graphs_read_before_their_observations_equal_a_fresh_stores() {
             .any(|(_, _, _, g)| g.as_ref().is_some_and(|g| g.nodes.len() > 3)));
     }
 }
+
+/// PostgreSQL keeps the same in-memory adjacency per owner and `owner_versions` row: graphs read
+/// through it equal graphs from a fresh store (whose first graph read queries), after writes by the
+/// same server and by another one (another process), and the memo keeps owners apart (L20). Without
+/// the version bump in every write the index would outlive the other server's deletion and fail.
+#[test]
+fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
+    let Some(base) = lore_store::testing::pg_test_url("postgres_graph_index") else {
+        return;
+    };
+    let url = lore_store::testing::fresh_pg_database(&base);
+    let clock = TestClock::new("2026-11-20T12:00:00Z");
+    let blobs = tempfile::tempdir().unwrap();
+    let open_pg = || {
+        let store = lore_store::PostgresStore::open(&url, blobs.path()).expect("open postgres");
+        let shared = clock.0.clone();
+        Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()))
+    };
+    let fresh_graphs = |listing: &[(String, u8, usize, Option<GraphView>)]| {
+        listing
+            .iter()
+            .enumerate()
+            .map(|(at, (id, hops, limit, _))| {
+                let valid_at = (at % 6 == 4).then(|| Ts::parse("2026-06-01T00:00:00Z").unwrap());
+                let options = GraphOptions {
+                    hops: *hops,
+                    limit: *limit,
+                    valid_at,
+                };
+                (
+                    id.clone(),
+                    *hops,
+                    *limit,
+                    open_pg().graph(OWNER, id, &options).ok(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let engine = open_pg();
+    ingest_examples(&engine, OWNER, 0..6);
+    let first = all_graphs(&engine, OWNER);
+    assert!(first
+        .iter()
+        .any(|(_, _, _, g)| g.as_ref().is_some_and(|g| g.nodes.len() > 3)));
+    assert_eq!(all_graphs(&engine, OWNER), first);
+    assert_eq!(fresh_graphs(&first), first);
+
+    // Another server deletes a meeting: this server's index must not answer from before it.
+    let meeting = engine.list_meetings(OWNER).unwrap()[1].id.clone();
+    open_pg()
+        .delete_source(OWNER, SourceRef::Meeting(&meeting))
+        .unwrap();
+    let after_delete = all_graphs(&engine, OWNER);
+    assert_ne!(after_delete, first);
+    assert_eq!(fresh_graphs(&after_delete), after_delete);
+
+    // This server's own writes too.
+    ingest_examples(&engine, OWNER, 6..10);
+    let after_ingest = all_graphs(&engine, OWNER);
+    assert_ne!(after_ingest, after_delete);
+    assert_eq!(fresh_graphs(&after_ingest), after_ingest);
+
+    // The other owner sees none of it through the warm memo.
+    for (id, hops, limit, _) in &after_ingest {
+        let options = GraphOptions {
+            hops: *hops,
+            limit: *limit,
+            valid_at: None,
+        };
+        assert!(engine.graph(OTHER, id, &options).is_err(), "{id} leaked");
+    }
+}

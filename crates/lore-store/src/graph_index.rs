@@ -8,11 +8,55 @@
 //! `list_tasks_by_entity`, and so on, limits included. Stores without one return `None` from
 //! `Tx::find_graph_index` and the graph queries as before.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{HashMap, HashSet};
 
 use lore_core::model::*;
 
+use crate::sqlite::{CLAIM_COLUMNS, ENTITY_COLUMNS, MEETING_COLUMNS, TASK_COLUMNS};
 use crate::MeetingLink;
+
+/// The statements an index is read with, in both backends' shared dialect (`?1` is the owner), in the
+/// order of [`GraphRows`]' fields. Each list is ordered as the matching graph query orders its rows
+/// (`read_side.rs`): claims as `list_claims_linking` (a missing observation time last), tasks by
+/// creation time and id. Text compares as bytes in `from_rows` (ids are ASCII).
+pub(crate) const GRAPH_SCAN_SQL: [fn() -> String; 6] = [
+    || format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE owner = ?1"),
+    || format!("SELECT {MEETING_COLUMNS} FROM meetings WHERE owner = ?1"),
+    || {
+        format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE owner = ?1 \
+             AND (object_entity IS NOT NULL OR context_entity IS NOT NULL) \
+             ORDER BY status = 'active' DESC, last_observed_at DESC NULLS LAST, id"
+        )
+    },
+    || format!("SELECT {TASK_COLUMNS} FROM tasks WHERE owner = ?1 ORDER BY created_at, id"),
+    || {
+        "SELECT meeting, person_entity FROM participants \
+         WHERE owner = ?1 AND person_entity IS NOT NULL"
+            .to_string()
+    },
+    || {
+        "SELECT DISTINCT e.meeting, c.subject, c.object_entity FROM evidence AS e \
+         JOIN claims AS c ON c.owner = e.owner AND c.id = e.claim \
+         WHERE e.owner = ?1 AND e.meeting IS NOT NULL"
+            .to_string()
+    },
+];
+
+/// The rows an index is built from, as a backend's scan reads them ([`GRAPH_SCAN_SQL`]).
+pub(crate) struct GraphRows {
+    pub entities: Vec<Entity>,
+    pub meetings: Vec<Meeting>,
+    /// Claims linking two entities, in `list_claims_linking` order.
+    pub claims: Vec<Claim>,
+    /// Tasks by creation time, then id.
+    pub tasks: Vec<Task>,
+    /// `(meeting, person entity)` of each attendance.
+    pub attended: Vec<(String, String)>,
+    /// `(meeting, subject, object)` of the claims each meeting's evidence supports.
+    pub mentioned: Vec<(String, String, Option<String>)>,
+}
 
 #[derive(Debug, Default)]
 pub struct GraphIndex {
@@ -34,6 +78,93 @@ pub struct GraphIndex {
 }
 
 impl GraphIndex {
+    /// Groups a snapshot's rows by the node the graph reads them for, each list in its query's order,
+    /// and builds the compact adjacency.
+    pub(crate) fn from_rows(rows: GraphRows) -> GraphIndex {
+        let mut index = GraphIndex::default();
+        for entity in rows.entities {
+            index.entities.insert(entity.id.clone(), entity);
+        }
+        for meeting in rows.meetings {
+            index.meetings.insert(meeting.id.clone(), meeting);
+        }
+        for (at, claim) in rows.claims.iter().enumerate() {
+            let mut linked: Vec<&String> = vec![&claim.subject];
+            linked.extend(claim.object_entity.iter());
+            linked.extend(claim.context_entity.iter());
+            linked.sort();
+            linked.dedup();
+            for entity in linked {
+                index
+                    .claims_linking
+                    .entry(entity.clone())
+                    .or_default()
+                    .push(at);
+            }
+        }
+        index.claims = rows.claims;
+        index.tasks = rows.tasks;
+        for (at, task) in index.tasks.iter().enumerate() {
+            let mut linked: Vec<&String> =
+                task.assignee.iter().chain(task.project.iter()).collect();
+            linked.dedup();
+            for entity in linked {
+                index
+                    .tasks_by_entity
+                    .entry(entity.clone())
+                    .or_default()
+                    .push(at);
+            }
+        }
+        // Meeting links: attendance, and the subjects and objects of claims a meeting's evidence supports.
+        let mut links: HashSet<(String, String, &'static str)> = HashSet::new();
+        for (meeting, entity) in rows.attended {
+            links.insert((meeting, entity, "attended"));
+        }
+        for (meeting, subject, object) in rows.mentioned {
+            if let Some(object) = object {
+                links.insert((meeting.clone(), object, "mentioned_in"));
+            }
+            links.insert((meeting, subject, "mentioned_in"));
+        }
+        let mut by_entity: HashMap<String, Vec<MeetingLink>> = HashMap::new();
+        let mut by_meeting: HashMap<String, Vec<MeetingLink>> = HashMap::new();
+        for (meeting, entity, relation) in links {
+            let link = MeetingLink {
+                meeting,
+                entity,
+                relation: relation.to_string(),
+            };
+            by_meeting
+                .entry(link.meeting.clone())
+                .or_default()
+                .push(link.clone());
+            by_entity.entry(link.entity.clone()).or_default().push(link);
+        }
+        for links in by_entity.values_mut() {
+            // `ORDER BY started_at DESC, meeting, relation`; a missing meeting (NULL) sorts last.
+            let started =
+                |link: &MeetingLink| index.meetings.get(&link.meeting).map(|m| m.started_at);
+            links.sort_by(|a, b| {
+                Reverse(started(a))
+                    .cmp(&Reverse(started(b)))
+                    .then_with(|| a.meeting.cmp(&b.meeting))
+                    .then_with(|| a.relation.cmp(&b.relation))
+            });
+        }
+        for links in by_meeting.values_mut() {
+            links.sort_by(|a, b| {
+                a.entity
+                    .cmp(&b.entity)
+                    .then_with(|| a.relation.cmp(&b.relation))
+            });
+        }
+        index.links_by_entity = by_entity;
+        index.links_by_meeting = by_meeting;
+        index.build_adjacency();
+        index
+    }
+
     /// The compact, ranked form of the same graph.
     pub fn adjacency(&self) -> &crate::Adjacency {
         &self.adjacency

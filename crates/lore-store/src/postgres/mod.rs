@@ -2,6 +2,7 @@
 //! transactions (an advisory lock on the owner plus retries of serialization failures), and the same
 //! row encodings as SQLite. Every table and index leads with `owner` (Citus-ready).
 
+mod graph_scan;
 mod read_side;
 mod rows;
 
@@ -36,6 +37,7 @@ pub struct PostgresStore {
     url: String,
     idle: Mutex<Vec<Connection>>,
     blob_dir: PathBuf,
+    graphs: graph_scan::GraphMemo,
 }
 
 fn backend(error: postgres::Error) -> StoreError {
@@ -74,6 +76,7 @@ impl PostgresStore {
             url: url.to_string(),
             idle: Mutex::new(Vec::new()),
             blob_dir: blob_dir.to_path_buf(),
+            graphs: graph_scan::GraphMemo::default(),
         };
         let mut connection = store.connect()?;
         migrate(&mut connection.client)?;
@@ -119,7 +122,8 @@ impl PostgresStore {
         loop {
             attempt += 1;
             let mut connection = self.acquire()?;
-            let outcome = run_once(&mut connection, owner, read_only, work);
+            let graphs = read_only.then_some(&self.graphs);
+            let outcome = run_once(&mut connection, owner, graphs, work);
             self.release(connection);
             match outcome {
                 Err(Attempt::Retry(error)) if attempt < MAX_ATTEMPTS => {
@@ -158,12 +162,14 @@ enum Attempt {
     Fail(StoreError),
 }
 
+/// One transaction; `graphs` is the store's graph memo for a read, `None` for a write.
 fn run_once(
     connection: &mut Connection,
     owner: &str,
-    read_only: bool,
+    graphs: Option<&graph_scan::GraphMemo>,
     work: &mut TxWork<'_>,
 ) -> Result<(), Attempt> {
+    let read_only = graphs.is_some();
     let classify = |error: postgres::Error| {
         if is_retryable(&error) {
             Attempt::Retry(error)
@@ -191,8 +197,14 @@ fn run_once(
         statements,
         owner: owner.to_string(),
         retry: None,
+        graphs,
     };
-    let result = work(&mut tx);
+    let mut result = work(&mut tx);
+    if result.is_ok() && !read_only {
+        // Readers' graph indexes name the owner's state by this version (`graph_scan.rs`).
+        let owner = tx.owner.clone();
+        result = tx.exec(graph_scan::BUMP_VERSION, &[&owner]).map(|_| ());
+    }
     if let Some(error) = tx.retry.take() {
         return Err(Attempt::Retry(error));
     }
@@ -375,6 +387,8 @@ struct PgTx<'t, 'c> {
     owner: String,
     /// A serialization failure seen inside the work; the whole transaction is retried.
     retry: Option<postgres::Error>,
+    /// The store's graph memo, in a read.
+    graphs: Option<&'t graph_scan::GraphMemo>,
 }
 
 impl PgTx<'_, '_> {
@@ -473,6 +487,10 @@ macro_rules! sql {
 }
 
 impl Tx for PgTx<'_, '_> {
+    fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<crate::GraphIndex>>> {
+        self.graph_index()
+    }
+
     fn upsert_series(&mut self, series: &MeetingSeries) -> StoreResult<()> {
         let owner = self.owner.clone();
         self.exec(

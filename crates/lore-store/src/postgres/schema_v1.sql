@@ -508,3 +508,11 @@ DROP INDEX evidence_by_claim;
 CREATE INDEX evidence_by_claim ON evidence (owner, claim, observed_at);
 DROP INDEX evidence_by_meeting;
 CREATE INDEX evidence_by_meeting ON evidence (owner, meeting, claim);
+
+-- Graph index versions: every write transaction of an owner bumps its row, in the same
+-- transaction as its changes, so a read snapshot's version names exactly the owner's state in it.
+-- The server keeps an in-memory graph adjacency per owner and version (`postgres/graph_scan.rs`).
+CREATE TABLE owner_versions (
+    owner TEXT NOT NULL PRIMARY KEY,
+    version BIGINT NOT NULL
+);
