@@ -270,6 +270,30 @@ pub fn run(
     }
     ops.insert("cascade_delete".to_string(), stats(samples));
 
+    // What a long-lived process pays after each write: the first graph read answers from queries,
+    // the second builds the in-memory adjacency from one scan and answers from it (measured here).
+    progress("measuring the graph index rebuild after a write");
+    let bounded = lore_engine::GraphOptions {
+        hops: 2,
+        ..Default::default()
+    };
+    let mut rebuilds = Vec::new();
+    for (index, id) in targets.iter().take(30).enumerate() {
+        let person = &people[index % people.len().max(1)];
+        engine
+            .apply_override(OWNER, &person.id, "located_in", &format!("Moved {index}"))
+            .map_err(|e| e.to_string())?;
+        if engine.graph(OWNER, id, &bounded).is_err() {
+            continue; // the deletions above removed this target
+        }
+        let started = Instant::now();
+        engine
+            .graph(OWNER, id, &bounded)
+            .map_err(|e| e.to_string())?;
+        rebuilds.push(started.elapsed());
+    }
+    ops.insert("graph_index_rebuild".to_string(), stats(rebuilds));
+
     let claims_after = engine
         .read(OWNER, |tx| Ok(tx.list_claims()?.len()))
         .map_err(|e| e.to_string())?;

@@ -26,6 +26,7 @@ fn bench_quick_reports_every_operation() {
         "cascade_delete_rollback",
         "known_at",
         "valid_at",
+        "graph_index_rebuild",
     ] {
         let stats = &report["ops"][op];
         assert!(

@@ -10,13 +10,13 @@
 //! before the latest observation; the graph ranks by basis at every reading time (an observation in
 //! the future of the reading counts with its full weight in the weight shown, not in the ranking).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use lore_core::model::*;
 use lore_core::reading::mention_basis;
 use lore_core::Ts;
 
+use crate::fast_hash::FastMap;
 use crate::GraphIndex;
 
 /// Links read per node, as the store's graph queries limit them (`list_claims_linking` and the
@@ -81,7 +81,7 @@ pub struct EdgeInfo {
 #[derive(Debug, Default)]
 pub struct Adjacency {
     pub nodes: Vec<GraphNodeInfo>,
-    pub node_of: HashMap<Arc<str>, u32>,
+    pub node_of: FastMap<Arc<str>, u32>,
     pub edges: Vec<EdgeInfo>,
     /// Per node, its links in query order.
     pub links: Vec<Vec<AdjLink>>,
@@ -103,16 +103,21 @@ impl Adjacency {
     }
 }
 
-type EdgeKey = (Option<Arc<str>>, u32, u32, Arc<str>);
+/// `(claim position in GraphIndex::claims, from, to, predicate number)`.
+type EdgeKey = (Option<u32>, u32, u32, u32);
 
 /// Interns ids while the adjacency is built.
 struct Builder<'i> {
     index: &'i GraphIndex,
     adjacency: Adjacency,
-    edge_of: HashMap<(u32, Option<u32>), u32>,
-    key_of: HashMap<EdgeKey, u32>,
+    edge_of: FastMap<(u32, Option<u32>), u32>,
+    key_of: FastMap<EdgeKey, u32>,
     keys: Vec<EdgeKey>,
-    predicates: HashMap<String, Arc<str>>,
+    /// Interned predicates, numbered by first use.
+    predicate_of: FastMap<String, u32>,
+    predicates: Vec<Arc<str>>,
+    /// Each claim's id, shared by its edges.
+    claim_ids: Vec<Option<Arc<str>>>,
 }
 
 impl Builder<'_> {
@@ -137,20 +142,27 @@ impl Builder<'_> {
         at
     }
 
-    fn predicate(&mut self, name: &str) -> Arc<str> {
-        if let Some(shared) = self.predicates.get(name) {
-            return shared.clone();
+    fn predicate(&mut self, name: &str) -> u32 {
+        if let Some(&at) = self.predicate_of.get(name) {
+            return at;
         }
-        let shared: Arc<str> = Arc::from(name);
-        self.predicates.insert(name.to_string(), shared.clone());
-        shared
+        let at = self.predicates.len() as u32;
+        self.predicates.push(Arc::from(name));
+        self.predicate_of.insert(name.to_string(), at);
+        at
+    }
+
+    fn claim_id(&mut self, position: u32) -> Arc<str> {
+        let slot = &mut self.claim_ids[position as usize];
+        slot.get_or_insert_with(|| Arc::from(self.index.claims[position as usize].id.as_str()))
+            .clone()
     }
 
     /// The edge with this key (and task, for task edges), created on first use.
     #[allow(clippy::too_many_arguments)]
     fn edge(
         &mut self,
-        claim: Option<&str>,
+        claim: Option<u32>,
         from: u32,
         to: u32,
         predicate: &str,
@@ -159,14 +171,13 @@ impl Builder<'_> {
         label: Option<&str>,
     ) -> u32 {
         let predicate = self.predicate(predicate);
-        let claim: Option<Arc<str>> = claim.map(Arc::from);
-        let key = (claim.clone(), from, to, predicate.clone());
+        let key = (claim, from, to, predicate);
         // Keys are numbered by first use here and renumbered in byte order in `finish`.
         let key_at = match self.key_of.get(&key) {
             Some(&at) => at,
             None => {
                 let at = self.keys.len() as u32;
-                self.keys.push(key.clone());
+                self.keys.push(key);
                 self.key_of.insert(key, at);
                 at
             }
@@ -175,12 +186,13 @@ impl Builder<'_> {
             return edge;
         }
         let edge = self.adjacency.edges.len() as u32;
+        let claim = claim.map(|position| self.claim_id(position));
         self.adjacency.edges.push(EdgeInfo {
             key: key_at,
             claim,
             from,
             to,
-            predicate,
+            predicate: self.predicates[predicate as usize].clone(),
             status,
             label: label.map(Arc::from),
         });
@@ -195,10 +207,12 @@ impl GraphIndex {
         let mut builder = Builder {
             index: self,
             adjacency: Adjacency::default(),
-            edge_of: HashMap::new(),
-            key_of: HashMap::new(),
+            edge_of: FastMap::default(),
+            key_of: FastMap::default(),
             keys: Vec::new(),
-            predicates: HashMap::new(),
+            predicate_of: FastMap::default(),
+            predicates: Vec::new(),
+            claim_ids: vec![None; self.claims.len()],
         };
         let mut entity_ids: Vec<&String> = builder.index.entities.keys().collect();
         entity_ids.sort();
@@ -241,11 +255,13 @@ impl GraphIndex {
         links.resize_with(builder.adjacency.nodes.len(), Vec::new);
         scan_cut.resize(builder.adjacency.nodes.len(), false);
         let Builder {
+            index,
             mut adjacency,
             keys,
+            predicates,
             ..
         } = builder;
-        finish(&mut adjacency, keys);
+        finish(&mut adjacency, &keys, &index.claims, &predicates);
         adjacency.links = links;
         adjacency.scan_cut = scan_cut;
         let ranked = adjacency
@@ -267,8 +283,19 @@ impl GraphIndex {
     }
 }
 
+/// Each of `count` items' position in the order `compare` gives.
+fn rank_by(count: usize, compare: impl Fn(usize, usize) -> std::cmp::Ordering) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..count).collect();
+    order.sort_unstable_by(|&a, &b| compare(a, b));
+    let mut rank = vec![0u32; count];
+    for (position, at) in order.into_iter().enumerate() {
+        rank[at] = position as u32;
+    }
+    rank
+}
+
 /// Numbers node ids and edge keys in byte order.
-fn finish(adjacency: &mut Adjacency, keys: Vec<EdgeKey>) {
+fn finish(adjacency: &mut Adjacency, keys: &[EdgeKey], claims: &[Claim], predicates: &[Arc<str>]) {
     let mut by_id: Vec<u32> = (0..adjacency.nodes.len() as u32).collect();
     by_id.sort_unstable_by(|&a, &b| {
         adjacency.nodes[a as usize]
@@ -278,19 +305,21 @@ fn finish(adjacency: &mut Adjacency, keys: Vec<EdgeKey>) {
     for (rank, &at) in by_id.iter().enumerate() {
         adjacency.nodes[at as usize].id_rank = rank as u32;
     }
+    // Each part of a key ranked once, so the keys sort as integers: a claim id (none sorts first, as
+    // the empty string would), the two node ids, the predicate.
+    let claim_rank = rank_by(claims.len(), |a, b| claims[a].id.cmp(&claims[b].id));
+    let predicate_rank = rank_by(predicates.len(), |a, b| predicates[a].cmp(&predicates[b]));
     let nodes = &adjacency.nodes;
+    let sort_key = |key: &EdgeKey| {
+        (
+            key.0.map_or(0, |claim| claim_rank[claim as usize] + 1),
+            nodes[key.1 as usize].id_rank,
+            nodes[key.2 as usize].id_rank,
+            predicate_rank[key.3 as usize],
+        )
+    };
     let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let (a, b) = (&keys[a as usize], &keys[b as usize]);
-        fn claim(key: &EdgeKey) -> &str {
-            key.0.as_deref().unwrap_or("")
-        }
-        claim(a)
-            .cmp(claim(b))
-            .then_with(|| nodes[a.1 as usize].id.cmp(&nodes[b.1 as usize].id))
-            .then_with(|| nodes[a.2 as usize].id.cmp(&nodes[b.2 as usize].id))
-            .then_with(|| a.3.cmp(&b.3))
-    });
+    order.sort_unstable_by_key(|&at| sort_key(&keys[at as usize]));
     adjacency.key_count = keys.len();
     let mut rank_of = vec![0u32; keys.len()];
     for (rank, &at) in order.iter().enumerate() {
@@ -323,7 +352,7 @@ fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool)
             {
                 let neighbor = builder.node(other);
                 let edge = builder.edge(
-                    Some(&claim.id),
+                    Some(position as u32),
                     subject,
                     neighbor,
                     &claim.predicate,
@@ -340,7 +369,7 @@ fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool)
         } else {
             let neighbor = builder.node(&claim.subject);
             let edge = builder.edge(
-                Some(&claim.id),
+                Some(position as u32),
                 neighbor,
                 at,
                 &claim.predicate,

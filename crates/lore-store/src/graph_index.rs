@@ -9,10 +9,10 @@
 //! `Tx::find_graph_index` and the graph queries as before.
 
 use std::cmp::Reverse;
-use std::collections::{HashMap, HashSet};
 
 use lore_core::model::*;
 
+use crate::fast_hash::{FastMap, FastSet};
 use crate::sqlite::{CLAIM_COLUMNS, ENTITY_COLUMNS, MEETING_COLUMNS, TASK_COLUMNS};
 use crate::MeetingLink;
 
@@ -37,7 +37,7 @@ pub(crate) const GRAPH_SCAN_SQL: [fn() -> String; 6] = [
             .to_string()
     },
     || {
-        "SELECT DISTINCT e.meeting, c.subject, c.object_entity FROM evidence AS e \
+        "SELECT e.meeting, c.subject, c.object_entity FROM evidence AS e \
          JOIN claims AS c ON c.owner = e.owner AND c.id = e.claim \
          WHERE e.owner = ?1 AND e.meeting IS NOT NULL"
             .to_string()
@@ -60,19 +60,19 @@ pub(crate) struct GraphRows {
 
 #[derive(Debug, Default)]
 pub struct GraphIndex {
-    pub(crate) entities: HashMap<String, Entity>,
-    pub(crate) meetings: HashMap<String, Meeting>,
+    pub(crate) entities: FastMap<String, Entity>,
+    pub(crate) meetings: FastMap<String, Meeting>,
     /// All claims that link two entities, in the graph's claim order.
     pub(crate) claims: Vec<Claim>,
     /// Per entity, positions in `claims` (ascending, so in the graph's claim order).
-    pub(crate) claims_linking: HashMap<String, Vec<usize>>,
+    pub(crate) claims_linking: FastMap<String, Vec<usize>>,
     pub(crate) tasks: Vec<Task>,
     /// Per entity, positions in `tasks` (by creation time, then id).
-    pub(crate) tasks_by_entity: HashMap<String, Vec<usize>>,
+    pub(crate) tasks_by_entity: FastMap<String, Vec<usize>>,
     /// Per entity: its meetings, newest first, then by meeting id and relation.
-    pub(crate) links_by_entity: HashMap<String, Vec<MeetingLink>>,
+    pub(crate) links_by_entity: FastMap<String, Vec<MeetingLink>>,
     /// Per meeting: its entities, by entity id and relation.
-    pub(crate) links_by_meeting: HashMap<String, Vec<MeetingLink>>,
+    pub(crate) links_by_meeting: FastMap<String, Vec<MeetingLink>>,
     /// The same graph numbered and ranked for fast expansion (`graph_adjacency.rs`).
     pub(crate) adjacency: crate::Adjacency,
 }
@@ -117,7 +117,7 @@ impl GraphIndex {
             }
         }
         // Meeting links: attendance, and the subjects and objects of claims a meeting's evidence supports.
-        let mut links: HashSet<(String, String, &'static str)> = HashSet::new();
+        let mut links: FastSet<(String, String, &'static str)> = FastSet::default();
         for (meeting, entity) in rows.attended {
             links.insert((meeting, entity, "attended"));
         }
@@ -127,8 +127,8 @@ impl GraphIndex {
             }
             links.insert((meeting, subject, "mentioned_in"));
         }
-        let mut by_entity: HashMap<String, Vec<MeetingLink>> = HashMap::new();
-        let mut by_meeting: HashMap<String, Vec<MeetingLink>> = HashMap::new();
+        let mut by_entity: FastMap<String, Vec<MeetingLink>> = FastMap::default();
+        let mut by_meeting: FastMap<String, Vec<MeetingLink>> = FastMap::default();
         for (meeting, entity, relation) in links {
             let link = MeetingLink {
                 meeting,
@@ -143,14 +143,19 @@ impl GraphIndex {
         }
         for links in by_entity.values_mut() {
             // `ORDER BY started_at DESC, meeting, relation`; a missing meeting (NULL) sorts last.
-            let started =
-                |link: &MeetingLink| index.meetings.get(&link.meeting).map(|m| m.started_at);
-            links.sort_by(|a, b| {
-                Reverse(started(a))
-                    .cmp(&Reverse(started(b)))
-                    .then_with(|| a.meeting.cmp(&b.meeting))
-                    .then_with(|| a.relation.cmp(&b.relation))
+            let mut keyed: Vec<(Reverse<Option<lore_core::Ts>>, MeetingLink)> = links
+                .drain(..)
+                .map(|link| {
+                    let started = index.meetings.get(&link.meeting).map(|m| m.started_at);
+                    (Reverse(started), link)
+                })
+                .collect();
+            keyed.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| a.1.meeting.cmp(&b.1.meeting))
+                    .then_with(|| a.1.relation.cmp(&b.1.relation))
             });
+            links.extend(keyed.into_iter().map(|(_, link)| link));
         }
         for links in by_meeting.values_mut() {
             links.sort_by(|a, b| {

@@ -9,6 +9,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 
 pub mod conformance;
+mod fast_hash;
 mod graph_adjacency;
 mod graph_index;
 #[cfg(feature = "postgres")]
