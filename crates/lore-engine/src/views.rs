@@ -229,17 +229,16 @@ impl Engine {
                 .find_entity(id)?
                 .ok_or_else(|| crate::EngineError::NotFound(format!("no entity with id '{id}'")))?;
             let claims = tx
-                .list_claims_by_subject(id)?
+                .list_projected_claims(id)?
                 .into_iter()
-                .filter(|claim| claim.derived.status == ClaimStatus::Active)
                 .map(|claim| ProjectedClaimView {
                     predicate: claim.predicate,
                     value: claim.value_text,
                     object: claim.object_entity,
                     context: claim.context_entity,
-                    authority: claim.derived.authority,
-                    valid_from: claim.derived.valid_from,
-                    valid_to: claim.derived.valid_to,
+                    authority: claim.authority,
+                    valid_from: claim.valid_from,
+                    valid_to: claim.valid_to,
                     id: claim.id,
                 })
                 .collect();

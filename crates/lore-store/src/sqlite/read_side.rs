@@ -9,7 +9,7 @@ use rusqlite::params;
 
 use super::rows::*;
 use super::{SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
-use crate::{MeetingLink, SearchCandidate, StoreError, StoreResult};
+use crate::{MeetingLink, ProjectedClaim, SearchCandidate, StoreError, StoreResult};
 
 /// Candidates: the owner's newest-indexed matches (of the kind, if given), bounded, with their bm25
 /// rank (scope column weight 0). The window is found with the scoped expression `?1` and no ranking
@@ -29,6 +29,20 @@ pub const SEARCH_CANDIDATES: &str =
 pub const SEARCH_SNIPPET: &str =
     "SELECT snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
      WHERE search_fts MATCH ?1 AND rowid = ?2";
+/// The snippets of several documents in one statement: FTS5 walks only the matches between the
+/// first and the last requested document, and computes a snippet only for the requested ones (`+rowid`
+/// keeps the list out of FTS5's plan, which would otherwise run the whole query once per document).
+pub const SEARCH_SNIPPETS: &str =
+    "SELECT rowid, snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
+     WHERE search_fts MATCH ?1 AND rowid >= ?2 AND rowid <= ?3 \
+     AND +rowid IN (SELECT value FROM json_each(?4))";
+/// Above this many index rows per requested document, snippets are read one by one.
+const SNIPPET_SPAN_PER_DOCUMENT: u128 = 256;
+/// The projection's claims: the active ones only (the `claims_by_subject` index leads with owner,
+/// subject and status), and only the columns the entity page shows.
+pub const PROJECTED_CLAIMS: &str =
+    "SELECT id, predicate, value_text, object_entity, context_entity, authority, valid_from, valid_to \
+     FROM claims WHERE owner = ?1 AND subject = ?2 AND status = 'active' ORDER BY predicate, id";
 /// `--known-at`: each claim's latest status row at or before a transaction time.
 pub const STATUS_AS_OF: &str =
     "SELECT h.claim, h.recorded_at, h.derived FROM claim_status_history AS h \
@@ -135,6 +149,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "tasks_by_assignee",
         ),
         ("search: candidates", SEARCH_CANDIDATES.into(), "VIRTUAL TABLE INDEX"),
+        (
+            "projection: active claims",
+            PROJECTED_CLAIMS.into(),
+            "claims_by_subject (owner=? AND subject=? AND status=?)",
+        ),
     ]
 }
 
@@ -236,6 +255,55 @@ impl SqliteTx<'_> {
             |row| row.get(0),
         )
         .map_err(search_error)
+    }
+
+    pub(super) fn read_search_snippets(
+        &self,
+        query: &SearchQuery,
+        docs: &[i64],
+    ) -> StoreResult<Vec<(i64, String)>> {
+        let (Some(&first), Some(&last)) = (docs.iter().min(), docs.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        // One walk over the matches between the first and the last document, or one seek per
+        // document when they lie far apart (rare words spread over the whole index).
+        if (last - first) as u128 > SNIPPET_SPAN_PER_DOCUMENT * docs.len() as u128 {
+            let mut snippets = Vec::with_capacity(docs.len());
+            for &doc in docs {
+                if let Some(snippet) = self.read_search_snippet(query, doc)? {
+                    snippets.push((doc, snippet));
+                }
+            }
+            return Ok(snippets);
+        }
+        let list = format!(
+            "[{}]",
+            docs.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        self.all(
+            SEARCH_SNIPPETS,
+            params![fts_body_expression(query), first, last, list],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(search_error)
+    }
+
+    pub(super) fn read_projected_claims(&self, subject: &str) -> StoreResult<Vec<ProjectedClaim>> {
+        self.all(PROJECTED_CLAIMS, params![self.owner, subject], |row| {
+            Ok(ProjectedClaim {
+                id: row.get(0)?,
+                predicate: row.get(1)?,
+                value_text: row.get(2)?,
+                object_entity: row.get(3)?,
+                context_entity: row.get(4)?,
+                authority: name(row, 5, Authority::parse)?,
+                valid_from: optional_ts(row, 6)?,
+                valid_to: optional_ts(row, 7)?,
+            })
+        })
     }
 
     pub(super) fn read_status_as_of(
