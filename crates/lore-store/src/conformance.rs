@@ -23,6 +23,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     users_round_trip_by_name(make_store().as_ref());
     segments_insert_in_one_batch_as_one_by_one(make_store().as_ref());
     projection_and_snippet_reads_equal_their_definitions(make_store().as_ref());
+    search_window_is_the_owners_newest_matches(make_store().as_ref());
 }
 
 /// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,
@@ -870,4 +871,70 @@ fn projection_and_snippet_reads_equal_their_definitions(store: &dyn Store) {
             Ok(())
         })
         .expect("projection and snippets: per owner");
+}
+
+/// The bounded candidate window holds the owner's newest matches of the kind, however many newer
+/// matches other owners or other kinds hold (a backend may look for it among the newest matches
+/// first and must then fall back), and the ranks do not depend on how it was found.
+fn search_window_is_the_owners_newest_matches(store: &dyn Store) {
+    write(store, "alice", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        for index in 0..6 {
+            let text = format!("zebra crossing number {index}");
+            tx.insert_segment(&segment("m1", &format!("s{index}"), index, &text))?;
+        }
+        Ok(())
+    })
+    .expect("window: alice writes");
+    write(store, "bob", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        let rows: Vec<Segment> = (0..40)
+            .map(|index| segment("m1", &format!("s{index}"), index, "zebra zebra herd"))
+            .collect();
+        tx.insert_segments(&rows)?;
+        Ok(())
+    })
+    .expect("window: bob writes");
+    write(store, "alice", |tx| {
+        tx.insert_note(&Note {
+            id: "n1".into(),
+            meeting: "m1".into(),
+            local_id: "n1".into(),
+            created_at: Ts(9),
+            author: None,
+            text: "a zebra note".into(),
+        })?;
+        Ok(())
+    })
+    .expect("window: alice writes a note");
+    store
+        .read("alice", &mut |tx| {
+            let query = lore_core::search::parse_search_query("zebra").expect("query");
+            let all = tx.search_candidates(&query, Some("segment"), 100)?;
+            let mut references: Vec<String> = all.iter().map(|c| c.reference.clone()).collect();
+            references.sort();
+            assert_eq!(
+                references,
+                (0..6).map(|i| format!("m1/s{i}")).collect::<Vec<_>>()
+            );
+            // Three per-candidate other matches at most: bob's forty are more than that for a window of 2.
+            let mut newest = tx.search_candidates(&query, Some("segment"), 2)?;
+            newest.sort_by_key(|c| c.doc);
+            let mut expected = all.clone();
+            expected.sort_by_key(|c| c.doc);
+            assert_eq!(
+                newest,
+                expected[4..].to_vec(),
+                "the owner's two newest, same ranks"
+            );
+            let notes = tx.search_candidates(&query, Some("note"), 1)?;
+            assert_eq!(notes.len(), 1);
+            assert_eq!(notes[0].reference, "n1");
+            let any = tx.search_candidates(&query, None, 1)?;
+            assert_eq!(any.len(), 1);
+            assert_eq!(any[0].reference, "n1", "the note is the newest match");
+            assert!(tx.search_candidates(&query, Some("claim"), 5)?.is_empty());
+            Ok(())
+        })
+        .expect("window: alice reads");
 }

@@ -8,7 +8,7 @@ use lore_core::Ts;
 use rusqlite::params;
 
 use super::rows::*;
-use super::{SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
+use super::{backend, SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
 use crate::{MeetingLink, ProjectedClaim, SearchCandidate, StoreError, StoreResult};
 
 /// Candidates: the owner's newest-indexed matches (of the kind, if given), bounded, with their bm25
@@ -24,6 +24,22 @@ pub const SEARCH_CANDIDATES: &str =
            WHERE search_fts MATCH ?4 AND rowid >= (SELECT min(w.doc) FROM (SELECT rowid AS doc \
              FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) AS w)) AS c \
      JOIN search_docs AS d ON d.doc = c.doc WHERE d.owner = ?3 AND (?5 IS NULL OR d.kind = ?5)";
+/// Candidates, first try: the body-only expression's matches newest first, each joined to its
+/// document, flagged when it is the owner's (and of the kind), and ranked only then. The first `?`
+/// flagged rows are exactly the window `SEARCH_CANDIDATES` finds (a document carries its owner's and
+/// kind's scope tokens exactly when its row has that owner and kind) with the same bm25 (same
+/// expression, same documents), found without walking the scope tokens' posting lists backwards,
+/// which costs a pass over the whole index when the user's words are rare. The reader stops after
+/// the window is full, or gives up for `SEARCH_CANDIDATES` after a bounded number of other owners'
+/// or kinds' matches.
+pub const SEARCH_NEWEST_MATCHES: &str =
+    "SELECT search_fts.rowid, d.owner = ?2 AND (?3 IS NULL OR d.kind = ?3), d.kind, d.ref, d.meeting, \
+       d.start_ms, d.at, CASE WHEN d.owner = ?2 AND (?3 IS NULL OR d.kind = ?3) \
+       THEN bm25(search_fts, 0.0, 1.0) END \
+     FROM search_fts JOIN search_docs AS d ON d.doc = search_fts.rowid \
+     WHERE search_fts MATCH ?1 ORDER BY search_fts.rowid DESC";
+/// Matches of other owners or kinds read before the first try gives up, per candidate wanted.
+const OTHER_MATCHES_PER_CANDIDATE: usize = 3;
 /// The snippet of one document already known to be the owner's: the body-only expression marks the
 /// same words as the scoped one (the scope column is not shown) without reading the scope tokens.
 pub const SEARCH_SNIPPET: &str =
@@ -150,6 +166,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         ),
         ("search: candidates", SEARCH_CANDIDATES.into(), "VIRTUAL TABLE INDEX"),
         (
+            "search: newest matches",
+            SEARCH_NEWEST_MATCHES.into(),
+            "SEARCH d USING INTEGER PRIMARY KEY",
+        ),
+        (
             "projection: active claims",
             PROJECTED_CLAIMS.into(),
             "claims_by_subject (owner=? AND subject=? AND status=?)",
@@ -219,6 +240,9 @@ impl SqliteTx<'_> {
         kind: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<SearchCandidate>> {
+        if let Some(candidates) = self.read_newest_matches(query, kind, limit)? {
+            return Ok(candidates);
+        }
         let expression = fts_expression(self.owner, query, kind);
         self.all(
             SEARCH_CANDIDATES,
@@ -255,6 +279,56 @@ impl SqliteTx<'_> {
             |row| row.get(0),
         )
         .map_err(search_error)
+    }
+
+    /// The window of `read_search_candidates` from the newest body matches (`SEARCH_NEWEST_MATCHES`),
+    /// or `None` when too many of them are other owners' or kinds'.
+    fn read_newest_matches(
+        &self,
+        query: &SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Option<Vec<SearchCandidate>>> {
+        let mut found = Vec::new();
+        if limit == 0 {
+            return Ok(Some(found));
+        }
+        let fail = |error| search_error(backend(error));
+        let mut statement = self
+            .connection
+            .prepare_cached(SEARCH_NEWEST_MATCHES)
+            .map_err(fail)?;
+        let mut rows = statement
+            .query(params![fts_body_expression(query), self.owner, kind])
+            .map_err(fail)?;
+        let mut others = 0usize;
+        while let Some(row) = rows.next().map_err(fail)? {
+            if !row.get::<_, bool>(1).map_err(fail)? {
+                others += 1;
+                if others > limit.saturating_mul(OTHER_MATCHES_PER_CANDIDATE) {
+                    return Ok(None);
+                }
+                continue;
+            }
+            found.push(
+                (|| {
+                    Ok(SearchCandidate {
+                        doc: row.get(0)?,
+                        kind: row.get(2)?,
+                        reference: row.get(3)?,
+                        meeting: row.get(4)?,
+                        start_ms: row.get(5)?,
+                        at: row.get::<_, Option<i64>>(6)?.map(Ts),
+                        rank: row.get(7)?,
+                    })
+                })()
+                .map_err(fail)?,
+            );
+            if found.len() == limit {
+                break;
+            }
+        }
+        Ok(Some(found))
     }
 
     pub(super) fn read_search_snippets(
