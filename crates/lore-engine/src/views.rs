@@ -1,6 +1,6 @@
 //! Read views with a stable JSON shape (SPEC 5.3): entity lists, the current view, and history.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use lore_core::model::*;
 use lore_core::reading::{deadline_state, effective_status, topic_weight, MENTION_WEIGHT};
@@ -279,6 +279,24 @@ pub(crate) fn entity_view(
     options: &ShowOptions,
     now: Ts,
 ) -> EngineResult<EntityView> {
+    Ok(entity_view_with_sources(tx, entity, options, now)?.0)
+}
+
+/// The rows an entity view was built from, for readers that rework the view (time travel) without
+/// reading them again: the subject's claims, and each claim's evidence recording times in the
+/// order of its evidence views.
+pub(crate) struct ViewSources {
+    pub claims: Vec<Claim>,
+    pub evidence_recorded_at: HashMap<String, Vec<Ts>>,
+}
+
+pub(crate) fn entity_view_with_sources(
+    tx: &mut dyn Tx,
+    entity: &Entity,
+    options: &ShowOptions,
+    now: Ts,
+) -> EngineResult<(EntityView, ViewSources)> {
+    let mut evidence_recorded_at = HashMap::new();
     let mut names = NameCache::default();
     let mut meetings: BTreeMap<String, Option<Meeting>> = BTreeMap::new();
     let mut claims = tx.list_claims_by_subject(&entity.id)?;
@@ -298,6 +316,10 @@ pub(crate) fn entity_view(
             || (options.include_provisional && status == ClaimStatus::Provisional);
         let evidence = tx.list_evidence_by_claim(&claim.id)?;
         observations.extend(evidence.iter().map(|e| (e.observed_at, MENTION_WEIGHT)));
+        evidence_recorded_at.insert(
+            claim.id.clone(),
+            evidence.iter().map(|e| e.recorded_at).collect::<Vec<_>>(),
+        );
         if !shown {
             continue;
         }
@@ -401,7 +423,7 @@ pub(crate) fn entity_view(
             project,
         });
     }
-    Ok(EntityView {
+    let view = EntityView {
         entity: EntityHeader {
             id: entity.id.clone(),
             kind: entity.kind,
@@ -418,7 +440,14 @@ pub(crate) fn entity_view(
         claims: views,
         links,
         tasks,
-    })
+    };
+    Ok((
+        view,
+        ViewSources {
+            claims,
+            evidence_recorded_at,
+        },
+    ))
 }
 
 #[derive(Default)]
