@@ -173,7 +173,7 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         (
             "projection: active claims",
             PROJECTED_CLAIMS.into(),
-            "claims_by_subject (owner=? AND subject=? AND status=?)",
+            "COVERING INDEX claims_by_subject (owner=? AND subject=? AND status=?)",
         ),
     ]
 }
