@@ -307,6 +307,11 @@ pub(crate) fn entity_view_with_sources(
             &b.id,
         ))
     });
+    // All the claims' evidence in one read, each claim's rows in their usual order.
+    let mut evidence_of: HashMap<String, Vec<Evidence>> = HashMap::new();
+    for row in tx.list_evidence_by_subject(&entity.id)? {
+        evidence_of.entry(row.claim.clone()).or_default().push(row);
+    }
     let mut views = Vec::new();
     let mut observations = Vec::new();
     for claim in &claims {
@@ -314,7 +319,7 @@ pub(crate) fn entity_view_with_sources(
         let shown = options.history
             || status == ClaimStatus::Active
             || (options.include_provisional && status == ClaimStatus::Provisional);
-        let evidence = tx.list_evidence_by_claim(&claim.id)?;
+        let evidence = evidence_of.remove(&claim.id).unwrap_or_default();
         observations.extend(evidence.iter().map(|e| (e.observed_at, MENTION_WEIGHT)));
         evidence_recorded_at.insert(
             claim.id.clone(),

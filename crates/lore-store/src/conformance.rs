@@ -790,7 +790,17 @@ fn projection_and_snippet_reads_equal_their_definitions(store: &dyn Store) {
                 claim.object_entity = (index == 4).then(|| "e2".to_string());
                 claim.value_text = (index != 4).then(|| format!("{owner} value {index}"));
                 tx.insert_claim(&claim)?;
+                for seen in 0..index {
+                    let mut evidence =
+                        sample_evidence(&format!("v{index}{seen}"), &claim.id, "m1");
+                    evidence.observed_at = Ts(2_000 - 100 * seen as i64);
+                    tx.insert_evidence(&evidence)?;
+                }
             }
+            let mut elsewhere = sample_claim("c_other", "e2");
+            elsewhere.derived.status = ClaimStatus::Active;
+            tx.insert_claim(&elsewhere)?;
+            tx.insert_evidence(&sample_evidence("v_other", "c_other", "m1"))?;
             let texts = [
                 "the cutover runbook is ready",
                 "nothing here",
@@ -827,7 +837,27 @@ fn projection_and_snippet_reads_equal_their_definitions(store: &dyn Store) {
             assert_eq!(claim.valid_from, full.derived.valid_from);
             assert_eq!(claim.valid_to, full.derived.valid_to);
         }
-        assert!(tx.list_projected_claims("e2")?.is_empty());
+        assert_eq!(tx.list_projected_claims("e2")?.len(), 1);
+        let mut expected_evidence = Vec::new();
+        for claim in tx.list_claims_by_subject("e1")? {
+            expected_evidence.push(tx.list_evidence_by_claim(&claim.id)?);
+        }
+        let mut by_subject: Vec<Vec<Evidence>> = Vec::new();
+        for row in tx.list_evidence_by_subject("e1")? {
+            match by_subject.last_mut() {
+                Some(group) if group[0].claim == row.claim => group.push(row),
+                _ => by_subject.push(vec![row]),
+            }
+        }
+        expected_evidence.retain(|group| !group.is_empty());
+        expected_evidence.sort_by(|a, b| a[0].claim.cmp(&b[0].claim));
+        by_subject.sort_by(|a, b| a[0].claim.cmp(&b[0].claim));
+        assert_eq!(
+            by_subject, expected_evidence,
+            "each claim's evidence, in its order"
+        );
+        assert_eq!(by_subject.iter().map(Vec::len).sum::<usize>(), 10);
+        assert!(tx.list_evidence_by_subject("nobody")?.is_empty());
         assert!(tx.list_projected_claims("nobody")?.is_empty());
         let query = lore_core::search::parse_search_query("runbook").expect("query");
         let docs: Vec<i64> = search(tx, "runbook OR nothing", Some("segment"))?

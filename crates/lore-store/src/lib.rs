@@ -382,6 +382,16 @@ pub trait Tx {
             })
             .collect())
     }
+    /// The evidence of every claim whose subject is `entity`: each claim's rows in
+    /// `list_evidence_by_claim` order, the claims in any order. A backend may read them in one
+    /// statement.
+    fn list_evidence_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Evidence>> {
+        let mut rows = Vec::new();
+        for claim in self.list_claims_by_subject(entity)? {
+            rows.extend(self.list_evidence_by_claim(&claim.id)?);
+        }
+        Ok(rows)
+    }
     /// `find_search_snippet` for several documents at once: `(doc, snippet)` for each of `docs` that
     /// matches `query`, in any order. A backend may compute them in one statement.
     fn list_search_snippets(

@@ -2054,6 +2054,20 @@ impl Tx for SqliteTx<'_> {
         self.read_projected_claims(entity)
     }
 
+    fn list_evidence_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND claim IN \
+                 (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
+                 ORDER BY claim, observed_at, start_ms, id"
+            ),
+            params![self.owner, entity],
+            evidence_row,
+        )
+    }
+
     fn list_search_snippets(
         &mut self,
         query: &lore_core::search::SearchQuery,
