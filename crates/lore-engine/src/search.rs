@@ -4,7 +4,7 @@
 //! (L19). The bm25 candidate set is bounded (the newest `CANDIDATE_LIMIT` matches), so a common word
 //! costs no more than a rare one; `newest_first` orders those candidates by time instead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use lore_core::model::*;
 use lore_core::reading::{effective_status, topic_weight, weight_from_basis, MENTION_WEIGHT};
@@ -59,11 +59,12 @@ pub struct SearchHit {
 
 pub const SEARCH_KINDS: &[&str] = &["entity", "claim", "segment", "note"];
 
+/// A candidate with its score; the rows stay boxed so ranking moves small values.
 struct Scored {
     candidate: SearchCandidate,
     score: f64,
-    claim: Option<Claim>,
-    entity: Option<Entity>,
+    claim: Option<Box<Claim>>,
+    entity: Option<Box<Entity>>,
 }
 
 impl Engine {
@@ -90,7 +91,7 @@ impl Engine {
                     }
                     other => EngineError::from_store(other),
                 })?;
-            let mut scored = Vec::new();
+            let mut scored = Vec::with_capacity(candidates.len());
             for candidate in candidates {
                 let relevance = -candidate.rank;
                 match candidate.kind.as_str() {
@@ -106,7 +107,7 @@ impl Engine {
                         scored.push(Scored {
                             score: relevance * boost,
                             candidate,
-                            claim: Some(claim),
+                            claim: Some(Box::new(claim)),
                             entity: None,
                         });
                     }
@@ -122,7 +123,7 @@ impl Engine {
                             score: relevance * (1.0 + (1.0 + weight).ln()),
                             candidate,
                             claim: None,
-                            entity: Some(entity),
+                            entity: Some(Box::new(entity)),
                         });
                     }
                     _ => scored.push(Scored {
@@ -133,25 +134,35 @@ impl Engine {
                     }),
                 }
             }
-            if request.newest_first {
-                scored.sort_by(|a, b| {
+            // Both orders are total (documents are unique), so picking the top `limit` first and
+            // sorting only those gives exactly the order of a full sort.
+            let order = |a: &Scored, b: &Scored| {
+                if request.newest_first {
                     b.candidate
                         .at
                         .cmp(&a.candidate.at)
                         .then(b.candidate.doc.cmp(&a.candidate.doc))
-                });
-            } else {
-                scored.sort_by(|a, b| {
+                } else {
                     b.score
                         .total_cmp(&a.score)
                         .then(b.candidate.doc.cmp(&a.candidate.doc))
-                });
+                }
+            };
+            if scored.len() > limit {
+                scored.select_nth_unstable_by(limit - 1, order);
+                scored.truncate(limit);
             }
-            scored.truncate(limit);
+            scored.sort_unstable_by(order);
+            let docs: Vec<i64> = scored.iter().map(|hit| hit.candidate.doc).collect();
+            let mut snippets: HashMap<i64, String> = tx
+                .list_search_snippets(&query, &docs)?
+                .into_iter()
+                .collect();
             let mut meetings = BTreeMap::new();
-            let mut hits = Vec::new();
+            let mut hits = Vec::with_capacity(scored.len());
             for hit in scored {
-                hits.push(build_hit(tx, &query, hit, &mut meetings)?);
+                let snippet = snippets.remove(&hit.candidate.doc).unwrap_or_default();
+                hits.push(build_hit(tx, snippet, hit, &mut meetings)?);
             }
             Ok(hits)
         })
@@ -203,14 +214,11 @@ fn named(tx: &mut dyn Tx, id: &str) -> EngineResult<Option<NamedRef>> {
 
 fn build_hit(
     tx: &mut dyn Tx,
-    query: &lore_core::search::SearchQuery,
+    snippet: String,
     scored: Scored,
     meetings: &mut BTreeMap<String, Option<MeetingRef>>,
 ) -> EngineResult<SearchHit> {
     let candidate = &scored.candidate;
-    let snippet = tx
-        .find_search_snippet(query, candidate.doc)?
-        .unwrap_or_default();
     let mut hit = SearchHit {
         kind: candidate.kind.clone(),
         id: candidate.reference.clone(),

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::apply::slot_evidence;
 use crate::resolve::find_entity;
-use crate::views::{entity_view, EntityView, ShowOptions};
+use crate::views::{entity_view_with_sources, EntityView, ShowOptions};
 use crate::{Engine, EngineResult};
 
 /// Which instants a view is read at: valid time, transaction time, or both.
@@ -38,9 +38,9 @@ impl Engine {
                 history: true,
                 include_provisional: true,
             };
-            let mut view = entity_view(tx, &entity, &all, now)?;
-            let mut claims: BTreeMap<String, Claim> = tx
-                .list_claims_by_subject(&entity.id)?
+            let (mut view, sources) = entity_view_with_sources(tx, &entity, &all, now)?;
+            let mut claims: BTreeMap<String, Claim> = sources
+                .claims
                 .into_iter()
                 .map(|claim| (claim.id.clone(), claim))
                 .collect();
@@ -59,11 +59,11 @@ impl Engine {
                         continue;
                     };
                     // The evidence rows come in the view's order; keep those recorded by then.
-                    let evidence = tx.list_evidence_by_claim(&claim.id)?;
-                    let visible: Vec<bool> = evidence
-                        .iter()
-                        .map(|row| row.recorded_at <= known_at)
-                        .collect();
+                    let visible: Vec<bool> = sources
+                        .evidence_recorded_at
+                        .get(&claim.id)
+                        .map(|recorded| recorded.iter().map(|at| *at <= known_at).collect())
+                        .unwrap_or_default();
                     if !visible.iter().any(|v| *v) {
                         continue;
                     }

@@ -1,6 +1,6 @@
 //! Read views with a stable JSON shape (SPEC 5.3): entity lists, the current view, and history.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use lore_core::model::*;
 use lore_core::reading::{deadline_state, effective_status, topic_weight, MENTION_WEIGHT};
@@ -229,17 +229,16 @@ impl Engine {
                 .find_entity(id)?
                 .ok_or_else(|| crate::EngineError::NotFound(format!("no entity with id '{id}'")))?;
             let claims = tx
-                .list_claims_by_subject(id)?
+                .list_projected_claims(id)?
                 .into_iter()
-                .filter(|claim| claim.derived.status == ClaimStatus::Active)
                 .map(|claim| ProjectedClaimView {
                     predicate: claim.predicate,
                     value: claim.value_text,
                     object: claim.object_entity,
                     context: claim.context_entity,
-                    authority: claim.derived.authority,
-                    valid_from: claim.derived.valid_from,
-                    valid_to: claim.derived.valid_to,
+                    authority: claim.authority,
+                    valid_from: claim.valid_from,
+                    valid_to: claim.valid_to,
                     id: claim.id,
                 })
                 .collect();
@@ -280,6 +279,24 @@ pub(crate) fn entity_view(
     options: &ShowOptions,
     now: Ts,
 ) -> EngineResult<EntityView> {
+    Ok(entity_view_with_sources(tx, entity, options, now)?.0)
+}
+
+/// The rows an entity view was built from, for readers that rework the view (time travel) without
+/// reading them again: the subject's claims, and each claim's evidence recording times in the
+/// order of its evidence views.
+pub(crate) struct ViewSources {
+    pub claims: Vec<Claim>,
+    pub evidence_recorded_at: HashMap<String, Vec<Ts>>,
+}
+
+pub(crate) fn entity_view_with_sources(
+    tx: &mut dyn Tx,
+    entity: &Entity,
+    options: &ShowOptions,
+    now: Ts,
+) -> EngineResult<(EntityView, ViewSources)> {
+    let mut evidence_recorded_at = HashMap::new();
     let mut names = NameCache::default();
     let mut meetings: BTreeMap<String, Option<Meeting>> = BTreeMap::new();
     let mut claims = tx.list_claims_by_subject(&entity.id)?;
@@ -290,6 +307,11 @@ pub(crate) fn entity_view(
             &b.id,
         ))
     });
+    // All the claims' evidence in one read, each claim's rows in their usual order.
+    let mut evidence_of: HashMap<String, Vec<Evidence>> = HashMap::new();
+    for row in tx.list_evidence_by_subject(&entity.id)? {
+        evidence_of.entry(row.claim.clone()).or_default().push(row);
+    }
     let mut views = Vec::new();
     let mut observations = Vec::new();
     for claim in &claims {
@@ -297,8 +319,12 @@ pub(crate) fn entity_view(
         let shown = options.history
             || status == ClaimStatus::Active
             || (options.include_provisional && status == ClaimStatus::Provisional);
-        let evidence = tx.list_evidence_by_claim(&claim.id)?;
+        let evidence = evidence_of.remove(&claim.id).unwrap_or_default();
         observations.extend(evidence.iter().map(|e| (e.observed_at, MENTION_WEIGHT)));
+        evidence_recorded_at.insert(
+            claim.id.clone(),
+            evidence.iter().map(|e| e.recorded_at).collect::<Vec<_>>(),
+        );
         if !shown {
             continue;
         }
@@ -402,7 +428,7 @@ pub(crate) fn entity_view(
             project,
         });
     }
-    Ok(EntityView {
+    let view = EntityView {
         entity: EntityHeader {
             id: entity.id.clone(),
             kind: entity.kind,
@@ -419,7 +445,14 @@ pub(crate) fn entity_view(
         claims: views,
         links,
         tasks,
-    })
+    };
+    Ok((
+        view,
+        ViewSources {
+            claims,
+            evidence_recorded_at,
+        },
+    ))
 }
 
 #[derive(Default)]

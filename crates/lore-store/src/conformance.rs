@@ -22,6 +22,8 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     api_tokens_round_trip_by_hash_only(make_store().as_ref());
     users_round_trip_by_name(make_store().as_ref());
     segments_insert_in_one_batch_as_one_by_one(make_store().as_ref());
+    projection_and_snippet_reads_equal_their_definitions(make_store().as_ref());
+    search_window_is_the_owners_newest_matches(make_store().as_ref());
 }
 
 /// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,
@@ -762,4 +764,207 @@ fn identity_facts_round_trip_per_owner(store: &dyn Store) {
         Ok(())
     })
     .expect("deleting identity facts");
+}
+
+/// `list_projected_claims` is exactly the active claims of `list_claims_by_subject`, in its order,
+/// and `list_search_snippets` is exactly one `find_search_snippet` per matching document; both stay
+/// per owner, on the reader (read) and inside a write.
+fn projection_and_snippet_reads_equal_their_definitions(store: &dyn Store) {
+    let statuses = [
+        ClaimStatus::Active,
+        ClaimStatus::Superseded,
+        ClaimStatus::Active,
+        ClaimStatus::Retracted,
+        ClaimStatus::Active,
+    ];
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.upsert_entity(&sample_entity("e1"))?;
+            tx.upsert_entity(&sample_entity("e2"))?;
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            for (index, status) in statuses.iter().enumerate() {
+                let mut claim = sample_claim(&format!("c{}", 9 - index), "e1");
+                claim.predicate = ["works_at", "has_title"][index % 2].into();
+                claim.derived.status = *status;
+                claim.derived.valid_to = (index == 2).then_some(Ts(7));
+                claim.object_entity = (index == 4).then(|| "e2".to_string());
+                claim.value_text = (index != 4).then(|| format!("{owner} value {index}"));
+                tx.insert_claim(&claim)?;
+                for seen in 0..index {
+                    let mut evidence =
+                        sample_evidence(&format!("v{index}{seen}"), &claim.id, "m1");
+                    evidence.observed_at = Ts(2_000 - 100 * seen as i64);
+                    tx.insert_evidence(&evidence)?;
+                }
+            }
+            let mut elsewhere = sample_claim("c_other", "e2");
+            elsewhere.derived.status = ClaimStatus::Active;
+            tx.insert_claim(&elsewhere)?;
+            tx.insert_evidence(&sample_evidence("v_other", "c_other", "m1"))?;
+            let texts = [
+                "the cutover runbook is ready",
+                "nothing here",
+                "runbook review and another runbook",
+                "a long line about the runbook that goes on and on well past the sixteen tokens a snippet shows",
+            ];
+            for (index, text) in texts.iter().enumerate() {
+                tx.insert_segment(&segment("m1", &format!("s{index}"), index as i64, text))?;
+            }
+            Ok(())
+        })
+        .expect("projection and snippets: writes");
+    }
+    let check = |tx: &mut dyn crate::Tx| -> StoreResult<()> {
+        let expected: Vec<String> = tx
+            .list_claims_by_subject("e1")?
+            .into_iter()
+            .filter(|claim| claim.derived.status == ClaimStatus::Active)
+            .map(|claim| claim.id)
+            .collect();
+        let projected = tx.list_projected_claims("e1")?;
+        assert_eq!(
+            projected.iter().map(|c| c.id.clone()).collect::<Vec<_>>(),
+            expected
+        );
+        assert_eq!(projected.len(), 3, "only the active claims");
+        for claim in &projected {
+            let full = tx.find_claim(&claim.id)?.expect("projected claim exists");
+            assert_eq!(claim.predicate, full.predicate);
+            assert_eq!(claim.value_text, full.value_text);
+            assert_eq!(claim.object_entity, full.object_entity);
+            assert_eq!(claim.context_entity, full.context_entity);
+            assert_eq!(claim.authority, full.derived.authority);
+            assert_eq!(claim.valid_from, full.derived.valid_from);
+            assert_eq!(claim.valid_to, full.derived.valid_to);
+        }
+        assert_eq!(tx.list_projected_claims("e2")?.len(), 1);
+        let mut expected_evidence = Vec::new();
+        for claim in tx.list_claims_by_subject("e1")? {
+            expected_evidence.push(tx.list_evidence_by_claim(&claim.id)?);
+        }
+        let mut by_subject: Vec<Vec<Evidence>> = Vec::new();
+        for row in tx.list_evidence_by_subject("e1")? {
+            match by_subject.last_mut() {
+                Some(group) if group[0].claim == row.claim => group.push(row),
+                _ => by_subject.push(vec![row]),
+            }
+        }
+        expected_evidence.retain(|group| !group.is_empty());
+        expected_evidence.sort_by(|a, b| a[0].claim.cmp(&b[0].claim));
+        by_subject.sort_by(|a, b| a[0].claim.cmp(&b[0].claim));
+        assert_eq!(
+            by_subject, expected_evidence,
+            "each claim's evidence, in its order"
+        );
+        assert_eq!(by_subject.iter().map(Vec::len).sum::<usize>(), 10);
+        assert!(tx.list_evidence_by_subject("nobody")?.is_empty());
+        assert!(tx.list_projected_claims("nobody")?.is_empty());
+        let query = lore_core::search::parse_search_query("runbook").expect("query");
+        let docs: Vec<i64> = search(tx, "runbook OR nothing", Some("segment"))?
+            .iter()
+            .map(|hit| hit.doc)
+            .collect();
+        assert_eq!(docs.len(), 4);
+        let mut expected = Vec::new();
+        for &doc in &docs {
+            if let Some(snippet) = tx.find_search_snippet(&query, doc)? {
+                expected.push((doc, snippet));
+            }
+        }
+        let mut batched = tx.list_search_snippets(&query, &docs)?;
+        batched.sort();
+        expected.sort();
+        assert_eq!(batched, expected);
+        assert!(tx.list_search_snippets(&query, &[])?.is_empty());
+        let one = tx.list_search_snippets(&query, &docs[..1])?;
+        assert!(one.len() <= 1 && one.iter().all(|(doc, _)| *doc == docs[0]));
+        Ok(())
+    };
+    store
+        .read("alice", &mut |tx| check(tx))
+        .expect("projection and snippets: read");
+    write(store, "bob", |tx| check(tx)).expect("projection and snippets: inside a write");
+    store
+        .read("bob", &mut |tx| {
+            let values: Vec<Option<String>> = tx
+                .list_projected_claims("e1")?
+                .into_iter()
+                .map(|claim| claim.value_text)
+                .collect();
+            assert!(
+                values
+                    .iter()
+                    .flatten()
+                    .all(|value| value.starts_with("bob ")),
+                "another owner's claim in the projection: {values:?}"
+            );
+            Ok(())
+        })
+        .expect("projection and snippets: per owner");
+}
+
+/// The bounded candidate window holds the owner's newest matches of the kind, however many newer
+/// matches other owners or other kinds hold (a backend may look for it among the newest matches
+/// first and must then fall back), and the ranks do not depend on how it was found.
+fn search_window_is_the_owners_newest_matches(store: &dyn Store) {
+    write(store, "alice", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        for index in 0..6 {
+            let text = format!("zebra crossing number {index}");
+            tx.insert_segment(&segment("m1", &format!("s{index}"), index, &text))?;
+        }
+        Ok(())
+    })
+    .expect("window: alice writes");
+    write(store, "bob", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        let rows: Vec<Segment> = (0..40)
+            .map(|index| segment("m1", &format!("s{index}"), index, "zebra zebra herd"))
+            .collect();
+        tx.insert_segments(&rows)?;
+        Ok(())
+    })
+    .expect("window: bob writes");
+    write(store, "alice", |tx| {
+        tx.insert_note(&Note {
+            id: "n1".into(),
+            meeting: "m1".into(),
+            local_id: "n1".into(),
+            created_at: Ts(9),
+            author: None,
+            text: "a zebra note".into(),
+        })?;
+        Ok(())
+    })
+    .expect("window: alice writes a note");
+    store
+        .read("alice", &mut |tx| {
+            let query = lore_core::search::parse_search_query("zebra").expect("query");
+            let all = tx.search_candidates(&query, Some("segment"), 100)?;
+            let mut references: Vec<String> = all.iter().map(|c| c.reference.clone()).collect();
+            references.sort();
+            assert_eq!(
+                references,
+                (0..6).map(|i| format!("m1/s{i}")).collect::<Vec<_>>()
+            );
+            // Three per-candidate other matches at most: bob's forty are more than that for a window of 2.
+            let mut newest = tx.search_candidates(&query, Some("segment"), 2)?;
+            newest.sort_by_key(|c| c.doc);
+            let mut expected = all.clone();
+            expected.sort_by_key(|c| c.doc);
+            assert_eq!(
+                newest,
+                expected[4..].to_vec(),
+                "the owner's two newest, same ranks"
+            );
+            let notes = tx.search_candidates(&query, Some("note"), 1)?;
+            assert_eq!(notes.len(), 1);
+            assert_eq!(notes[0].reference, "n1");
+            let any = tx.search_candidates(&query, None, 1)?;
+            assert_eq!(any.len(), 1);
+            assert_eq!(any[0].reference, "n1", "the note is the newest match");
+            assert!(tx.search_candidates(&query, Some("claim"), 5)?.is_empty());
+            Ok(())
+        })
+        .expect("window: alice reads");
 }

@@ -41,6 +41,20 @@ pub struct SearchCandidate {
     pub rank: f64,
 }
 
+/// An active claim as the entity page shows it (the projection read): the claim's value and its
+/// current validity, without its history or evidence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectedClaim {
+    pub id: String,
+    pub predicate: String,
+    pub value_text: Option<String>,
+    pub object_entity: Option<String>,
+    pub context_entity: Option<String>,
+    pub authority: Authority,
+    pub valid_from: Option<Ts>,
+    pub valid_to: Option<Ts>,
+}
+
 /// A meeting linked to an entity: the entity attended it, or the meeting's evidence speaks about it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct MeetingLink {
@@ -353,5 +367,49 @@ pub trait Tx {
     /// SQLite reader of a file database); `None` means: answer the graph with the `list_*` reads.
     fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<GraphIndex>>> {
         Ok(None)
+    }
+    /// The subject's active claims in `list_claims_by_subject` order (predicate, id), as the entity
+    /// page shows them. A backend may read only these columns of only the active rows.
+    fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<ProjectedClaim>> {
+        Ok(self
+            .list_claims_by_subject(entity)?
+            .into_iter()
+            .filter(|claim| claim.derived.status == ClaimStatus::Active)
+            .map(|claim| ProjectedClaim {
+                predicate: claim.predicate,
+                value_text: claim.value_text,
+                object_entity: claim.object_entity,
+                context_entity: claim.context_entity,
+                authority: claim.derived.authority,
+                valid_from: claim.derived.valid_from,
+                valid_to: claim.derived.valid_to,
+                id: claim.id,
+            })
+            .collect())
+    }
+    /// The evidence of every claim whose subject is `entity`: each claim's rows in
+    /// `list_evidence_by_claim` order, the claims in any order. A backend may read them in one
+    /// statement.
+    fn list_evidence_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Evidence>> {
+        let mut rows = Vec::new();
+        for claim in self.list_claims_by_subject(entity)? {
+            rows.extend(self.list_evidence_by_claim(&claim.id)?);
+        }
+        Ok(rows)
+    }
+    /// `find_search_snippet` for several documents at once: `(doc, snippet)` for each of `docs` that
+    /// matches `query`, in any order. A backend may compute them in one statement.
+    fn list_search_snippets(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        docs: &[i64],
+    ) -> StoreResult<Vec<(i64, String)>> {
+        let mut snippets = Vec::with_capacity(docs.len());
+        for &doc in docs {
+            if let Some(snippet) = self.find_search_snippet(query, doc)? {
+                snippets.push((doc, snippet));
+            }
+        }
+        Ok(snippets)
     }
 }

@@ -516,3 +516,10 @@ CREATE TABLE owner_versions (
     owner TEXT NOT NULL PRIMARY KEY,
     version BIGINT NOT NULL
 );
+
+-- The projection (entity page) reads a subject's active claims from the index alone: the subject
+-- index also carries the columns the page shows (same leading columns, so every read that used it
+-- still does).
+DROP INDEX claims_by_subject;
+CREATE INDEX claims_by_subject ON claims (owner, subject, status, predicate, object_entity)
+    INCLUDE (value_text, context_entity, authority, valid_from, valid_to);

@@ -316,22 +316,23 @@ impl SqliteStore {
                 .lock()
                 .map_err(|_| StoreError::Backend("database connection poisoned".into()))?;
             let (connection, cache) = &mut *guard;
-            let transaction = connection
-                .transaction_with_behavior(TransactionBehavior::Deferred)
-                .map_err(backend)?;
+            // `BEGIN`, the version check and `ROLLBACK` are prepared once per connection (rusqlite's
+            // `Transaction` parses its `BEGIN` and `ROLLBACK` on every call): every read pays for them.
+            let snapshot = ReadSnapshot::begin(connection)?;
             // The first statement opens the snapshot; its version says whether the memo still holds.
-            let version: i64 = transaction
-                .query_row("PRAGMA data_version", [], |row| row.get(0))
+            let version: i64 = connection
+                .prepare_cached("PRAGMA data_version")
+                .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
                 .map_err(backend)?;
             let mut tx = SqliteTx {
-                connection: &transaction,
+                connection: &*connection,
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
             };
             let outcome = work(&mut tx);
             cache.recount();
             outcome?;
-            return transaction.rollback().map_err(backend);
+            return snapshot.end();
         }
         let mut connection = self.lock()?;
         if !commit {
@@ -365,6 +366,43 @@ impl SqliteStore {
             checkpointer.committed();
         }
         outcome
+    }
+}
+
+/// A read transaction on the reader connection, ended with `ROLLBACK` (also when the work fails or
+/// panics, so the connection never keeps an old snapshot).
+struct ReadSnapshot<'c> {
+    connection: &'c Connection,
+    open: bool,
+}
+
+impl<'c> ReadSnapshot<'c> {
+    fn begin(connection: &'c Connection) -> StoreResult<ReadSnapshot<'c>> {
+        connection
+            .prepare_cached("BEGIN DEFERRED")
+            .and_then(|mut statement| statement.execute([]))
+            .map_err(backend)?;
+        Ok(ReadSnapshot {
+            connection,
+            open: true,
+        })
+    }
+
+    fn end(mut self) -> StoreResult<()> {
+        self.open = false;
+        self.connection
+            .prepare_cached("ROLLBACK")
+            .and_then(|mut statement| statement.execute([]))
+            .map(|_| ())
+            .map_err(backend)
+    }
+}
+
+impl Drop for ReadSnapshot<'_> {
+    fn drop(&mut self) {
+        if self.open && !self.connection.is_autocommit() {
+            let _ = self.connection.execute_batch("ROLLBACK");
+        }
     }
 }
 
@@ -2010,6 +2048,32 @@ impl Tx for SqliteTx<'_> {
             cache.graph = Some(index.clone());
         }
         Ok(Some(index))
+    }
+
+    fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {
+        self.read_projected_claims(entity)
+    }
+
+    fn list_evidence_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND claim IN \
+                 (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
+                 ORDER BY claim, observed_at, start_ms, id"
+            ),
+            params![self.owner, entity],
+            evidence_row,
+        )
+    }
+
+    fn list_search_snippets(
+        &mut self,
+        query: &lore_core::search::SearchQuery,
+        docs: &[i64],
+    ) -> StoreResult<Vec<(i64, String)>> {
+        self.read_search_snippets(query, docs)
     }
 }
 

@@ -8,8 +8,8 @@ use lore_core::Ts;
 use rusqlite::params;
 
 use super::rows::*;
-use super::{SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
-use crate::{MeetingLink, SearchCandidate, StoreError, StoreResult};
+use super::{backend, SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
+use crate::{MeetingLink, ProjectedClaim, SearchCandidate, StoreError, StoreResult};
 
 /// Candidates: the owner's newest-indexed matches (of the kind, if given), bounded, with their bm25
 /// rank (scope column weight 0). The window is found with the scoped expression `?1` and no ranking
@@ -24,11 +24,41 @@ pub const SEARCH_CANDIDATES: &str =
            WHERE search_fts MATCH ?4 AND rowid >= (SELECT min(w.doc) FROM (SELECT rowid AS doc \
              FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) AS w)) AS c \
      JOIN search_docs AS d ON d.doc = c.doc WHERE d.owner = ?3 AND (?5 IS NULL OR d.kind = ?5)";
+/// Candidates, first try: the body-only expression's matches newest first, each joined to its
+/// document, flagged when it is the owner's (and of the kind), and ranked only then. The first `?`
+/// flagged rows are exactly the window `SEARCH_CANDIDATES` finds (a document carries its owner's and
+/// kind's scope tokens exactly when its row has that owner and kind) with the same bm25 (same
+/// expression, same documents), found without walking the scope tokens' posting lists backwards,
+/// which costs a pass over the whole index when the user's words are rare. The reader stops after
+/// the window is full, or gives up for `SEARCH_CANDIDATES` after a bounded number of other owners'
+/// or kinds' matches.
+pub const SEARCH_NEWEST_MATCHES: &str =
+    "SELECT search_fts.rowid, d.owner = ?2 AND (?3 IS NULL OR d.kind = ?3), d.kind, d.ref, d.meeting, \
+       d.start_ms, d.at, CASE WHEN d.owner = ?2 AND (?3 IS NULL OR d.kind = ?3) \
+       THEN bm25(search_fts, 0.0, 1.0) END \
+     FROM search_fts JOIN search_docs AS d ON d.doc = search_fts.rowid \
+     WHERE search_fts MATCH ?1 ORDER BY search_fts.rowid DESC";
+/// Matches of other owners or kinds read before the first try gives up, per candidate wanted.
+const OTHER_MATCHES_PER_CANDIDATE: usize = 3;
 /// The snippet of one document already known to be the owner's: the body-only expression marks the
 /// same words as the scoped one (the scope column is not shown) without reading the scope tokens.
 pub const SEARCH_SNIPPET: &str =
     "SELECT snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
      WHERE search_fts MATCH ?1 AND rowid = ?2";
+/// The snippets of several documents in one statement: FTS5 walks only the matches between the
+/// first and the last requested document, and computes a snippet only for the requested ones (`+rowid`
+/// keeps the list out of FTS5's plan, which would otherwise run the whole query once per document).
+pub const SEARCH_SNIPPETS: &str =
+    "SELECT rowid, snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
+     WHERE search_fts MATCH ?1 AND rowid >= ?2 AND rowid <= ?3 \
+     AND +rowid IN (SELECT value FROM json_each(?4))";
+/// Above this many index rows per requested document, snippets are read one by one.
+const SNIPPET_SPAN_PER_DOCUMENT: u128 = 256;
+/// The projection's claims: the active ones only (the `claims_by_subject` index leads with owner,
+/// subject and status), and only the columns the entity page shows.
+pub const PROJECTED_CLAIMS: &str =
+    "SELECT id, predicate, value_text, object_entity, context_entity, authority, valid_from, valid_to \
+     FROM claims WHERE owner = ?1 AND subject = ?2 AND status = 'active' ORDER BY predicate, id";
 /// `--known-at`: each claim's latest status row at or before a transaction time.
 pub const STATUS_AS_OF: &str =
     "SELECT h.claim, h.recorded_at, h.derived FROM claim_status_history AS h \
@@ -135,6 +165,16 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "tasks_by_assignee",
         ),
         ("search: candidates", SEARCH_CANDIDATES.into(), "VIRTUAL TABLE INDEX"),
+        (
+            "search: newest matches",
+            SEARCH_NEWEST_MATCHES.into(),
+            "SEARCH d USING INTEGER PRIMARY KEY",
+        ),
+        (
+            "projection: active claims",
+            PROJECTED_CLAIMS.into(),
+            "COVERING INDEX claims_by_subject (owner=? AND subject=? AND status=?)",
+        ),
     ]
 }
 
@@ -200,6 +240,9 @@ impl SqliteTx<'_> {
         kind: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<SearchCandidate>> {
+        if let Some(candidates) = self.read_newest_matches(query, kind, limit)? {
+            return Ok(candidates);
+        }
         let expression = fts_expression(self.owner, query, kind);
         self.all(
             SEARCH_CANDIDATES,
@@ -236,6 +279,105 @@ impl SqliteTx<'_> {
             |row| row.get(0),
         )
         .map_err(search_error)
+    }
+
+    /// The window of `read_search_candidates` from the newest body matches (`SEARCH_NEWEST_MATCHES`),
+    /// or `None` when too many of them are other owners' or kinds'.
+    fn read_newest_matches(
+        &self,
+        query: &SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Option<Vec<SearchCandidate>>> {
+        let mut found = Vec::new();
+        if limit == 0 {
+            return Ok(Some(found));
+        }
+        let fail = |error| search_error(backend(error));
+        let mut statement = self
+            .connection
+            .prepare_cached(SEARCH_NEWEST_MATCHES)
+            .map_err(fail)?;
+        let mut rows = statement
+            .query(params![fts_body_expression(query), self.owner, kind])
+            .map_err(fail)?;
+        let mut others = 0usize;
+        while let Some(row) = rows.next().map_err(fail)? {
+            if !row.get::<_, bool>(1).map_err(fail)? {
+                others += 1;
+                if others > limit.saturating_mul(OTHER_MATCHES_PER_CANDIDATE) {
+                    return Ok(None);
+                }
+                continue;
+            }
+            found.push(
+                (|| {
+                    Ok(SearchCandidate {
+                        doc: row.get(0)?,
+                        kind: row.get(2)?,
+                        reference: row.get(3)?,
+                        meeting: row.get(4)?,
+                        start_ms: row.get(5)?,
+                        at: row.get::<_, Option<i64>>(6)?.map(Ts),
+                        rank: row.get(7)?,
+                    })
+                })()
+                .map_err(fail)?,
+            );
+            if found.len() == limit {
+                break;
+            }
+        }
+        Ok(Some(found))
+    }
+
+    pub(super) fn read_search_snippets(
+        &self,
+        query: &SearchQuery,
+        docs: &[i64],
+    ) -> StoreResult<Vec<(i64, String)>> {
+        let (Some(&first), Some(&last)) = (docs.iter().min(), docs.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        // One walk over the matches between the first and the last document, or one seek per
+        // document when they lie far apart (rare words spread over the whole index).
+        if (last - first) as u128 > SNIPPET_SPAN_PER_DOCUMENT * docs.len() as u128 {
+            let mut snippets = Vec::with_capacity(docs.len());
+            for &doc in docs {
+                if let Some(snippet) = self.read_search_snippet(query, doc)? {
+                    snippets.push((doc, snippet));
+                }
+            }
+            return Ok(snippets);
+        }
+        let list = format!(
+            "[{}]",
+            docs.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        self.all(
+            SEARCH_SNIPPETS,
+            params![fts_body_expression(query), first, last, list],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(search_error)
+    }
+
+    pub(super) fn read_projected_claims(&self, subject: &str) -> StoreResult<Vec<ProjectedClaim>> {
+        self.all(PROJECTED_CLAIMS, params![self.owner, subject], |row| {
+            Ok(ProjectedClaim {
+                id: row.get(0)?,
+                predicate: row.get(1)?,
+                value_text: row.get(2)?,
+                object_entity: row.get(3)?,
+                context_entity: row.get(4)?,
+                authority: name(row, 5, Authority::parse)?,
+                valid_from: optional_ts(row, 6)?,
+                valid_to: optional_ts(row, 7)?,
+            })
+        })
     }
 
     pub(super) fn read_status_as_of(

@@ -3,7 +3,7 @@
 
 use lore_core::model::*;
 use lore_core::Ts;
-use rusqlite::types::{FromSql, Type};
+use rusqlite::types::{FromSql, Type, ValueRef};
 use rusqlite::Row;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -16,31 +16,46 @@ fn conversion_error(index: usize, message: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(index, Type::Text, message.into())
 }
 
+/// A text column borrowed from the row (no copy); `None` for NULL.
+fn optional_text<'r>(row: &'r Row, index: usize) -> rusqlite::Result<Option<&'r str>> {
+    match row.get_ref(index)? {
+        ValueRef::Null => Ok(None),
+        value => value.as_str().map(Some).map_err(|error| {
+            rusqlite::Error::FromSqlConversionFailure(index, Type::Text, error.into())
+        }),
+    }
+}
+
+fn text<'r>(row: &'r Row, index: usize) -> rusqlite::Result<&'r str> {
+    optional_text(row, index)?
+        .ok_or_else(|| rusqlite::Error::InvalidColumnType(index, String::new(), Type::Null))
+}
+
 pub fn from_json<T: DeserializeOwned>(row: &Row, index: usize) -> rusqlite::Result<T> {
-    let text: String = row.get(index)?;
-    serde_json::from_str(&text).map_err(|error| conversion_error(index, error.to_string()))
+    serde_json::from_str(text(row, index)?)
+        .map_err(|error| conversion_error(index, error.to_string()))
 }
 
 fn optional_json(row: &Row, index: usize) -> rusqlite::Result<Option<serde_json::Value>> {
-    let text: Option<String> = row.get(index)?;
-    text.map(|text| {
-        serde_json::from_str(&text).map_err(|error| conversion_error(index, error.to_string()))
-    })
-    .transpose()
+    optional_text(row, index)?
+        .map(|text| {
+            serde_json::from_str(text).map_err(|error| conversion_error(index, error.to_string()))
+        })
+        .transpose()
 }
 
 fn ts(row: &Row, index: usize) -> rusqlite::Result<Ts> {
     Ok(Ts(row.get(index)?))
 }
 
-fn optional_ts(row: &Row, index: usize) -> rusqlite::Result<Option<Ts>> {
+pub fn optional_ts(row: &Row, index: usize) -> rusqlite::Result<Option<Ts>> {
     Ok(row.get::<_, Option<i64>>(index)?.map(Ts))
 }
 
 /// Reads a stored enumeration name back into its type.
-fn name<T>(row: &Row, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
-    let text: String = row.get(index)?;
-    parse(&text).ok_or_else(|| conversion_error(index, format!("unknown value '{text}'")))
+pub fn name<T>(row: &Row, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text = text(row, index)?;
+    parse(text).ok_or_else(|| conversion_error(index, format!("unknown value '{text}'")))
 }
 
 fn optional_name<T>(
@@ -48,11 +63,11 @@ fn optional_name<T>(
     index: usize,
     parse: fn(&str) -> Option<T>,
 ) -> rusqlite::Result<Option<T>> {
-    let text: Option<String> = row.get(index)?;
-    text.map(|text| {
-        parse(&text).ok_or_else(|| conversion_error(index, format!("unknown value '{text}'")))
-    })
-    .transpose()
+    optional_text(row, index)?
+        .map(|text| {
+            parse(text).ok_or_else(|| conversion_error(index, format!("unknown value '{text}'")))
+        })
+        .transpose()
 }
 
 fn get<T: FromSql>(row: &Row, index: usize) -> rusqlite::Result<T> {

@@ -521,3 +521,10 @@ CREATE INDEX evidence_by_meeting ON evidence (owner, meeting, claim);
 -- Merging at two segments per level (instead of four) keeps the number of index segments a
 -- search must visit as low as the line-by-line inserts left it.
 INSERT INTO search_fts (search_fts, rank) VALUES ('automerge', 2);
+
+-- The projection (entity page) reads a subject's active claims from the index alone: the subject
+-- index also carries the columns the page shows (same leading columns, so every read that used it
+-- still does).
+DROP INDEX claims_by_subject;
+CREATE INDEX claims_by_subject ON claims (owner, subject, status, predicate, object_entity,
+    value_text, context_entity, authority, valid_from, valid_to);
