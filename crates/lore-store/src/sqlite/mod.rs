@@ -327,6 +327,7 @@ impl SqliteStore {
                 connection: &transaction,
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
+                entities: Default::default(),
             };
             let outcome = work(&mut tx);
             cache.recount();
@@ -347,6 +348,7 @@ impl SqliteStore {
                 connection: &transaction,
                 owner,
                 cache: None,
+                entities: Default::default(),
             };
             work(&mut tx)?;
             if commit {
@@ -615,6 +617,11 @@ struct SqliteTx<'c> {
     owner: &'c str,
     /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
     cache: Option<&'c mut read_cache::OwnerCache>,
+    /// Entity rows this transaction read or wrote, by id (`None`: not there). Only
+    /// `upsert_entity` and `delete_entity` write entity rows (no trigger or foreign-key action
+    /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
+    /// one transaction reads it once.
+    entities: std::collections::HashMap<String, Option<Entity>>,
 }
 
 /// Answers a read from the memo when it holds it, otherwise queries and remembers the answer.
@@ -975,11 +982,28 @@ impl Tx for SqliteTx<'_> {
                 e.first_observed_at.map(|t| t.0), e.last_observed_at.map(|t| t.0), to_json(&e.current_attributes),
                 e.current_brief, e.weight_basis, e.weight_latest.map(|t| t.0)
             ],
-        )
-        .map(|_| ())
+        )?;
+        self.entities.insert(e.id.clone(), Some(e.clone()));
+        Ok(())
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
+        if self.cache.is_none() {
+            if let Some(known) = self.entities.get(id) {
+                return Ok(known.clone());
+            }
+            let found = self.one(
+                sql!(
+                    "SELECT ",
+                    ENTITY_COLUMNS,
+                    " FROM entities WHERE owner = ?1 AND id = ?2"
+                ),
+                params![self.owner, id],
+                entity_row,
+            )?;
+            self.entities.insert(id.to_string(), found.clone());
+            return Ok(found);
+        }
         memo!(
             self,
             entities,
@@ -1012,8 +1036,9 @@ impl Tx for SqliteTx<'_> {
         self.exec(
             "DELETE FROM entities WHERE owner = ?1 AND id = ?2",
             params![self.owner, id],
-        )
-        .map(|_| ())
+        )?;
+        self.entities.insert(id.to_string(), None);
+        Ok(())
     }
 
     fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
