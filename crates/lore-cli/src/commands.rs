@@ -42,6 +42,10 @@ pub enum Command {
         paths: Vec<PathBuf>,
         #[command(flatten)]
         transcript: crate::transcripts::TranscriptFlags,
+        /// Meetings applied per durable transaction (1 = a commit per meeting); a crash keeps every
+        /// batch committed before it
+        #[arg(long, default_value_t = lore_engine::INGEST_BATCH)]
+        batch: usize,
     },
     /// List entities (provisional ones included)
     Entities {
@@ -241,6 +245,9 @@ pub enum Command {
         /// A short smoke run: 150 meetings of the dataset and 30 targets per operation
         #[arg(long)]
         quick: bool,
+        /// Meetings ingested per durable transaction (1 = a commit per meeting)
+        #[arg(long, default_value_t = lore_engine::INGEST_BATCH)]
+        batch: usize,
     },
     /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
     User {
@@ -416,14 +423,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 |_| format!("database ready: {}", cli.db),
             );
         }
-        Command::Ingest { paths, transcript } => {
+        Command::Ingest {
+            paths,
+            transcript,
+            batch,
+        } => {
+            if batch == 0 {
+                bail!(BadInput("--batch must be at least 1".into()));
+            }
             return ingest(
                 &open_engine(&cli.db)?,
                 &owner,
                 &paths,
                 &transcript,
+                batch,
                 cli.json,
-            )
+            );
         }
         Command::Entities { sort } => {
             let sort = match sort.as_str() {
@@ -589,7 +604,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             backend,
             samples,
             quick,
-        } => return bench(&cli.db, &backend, scale, samples, quick, cli.json),
+            batch,
+        } => return bench(&cli.db, &backend, scale, samples, quick, batch, cli.json),
         Command::Check => {
             let engine = open_engine(&cli.db)?;
             let mut problems = engine.store().integrity_problems()?;
@@ -767,6 +783,7 @@ fn ingest(
     owner: &str,
     paths: &[PathBuf],
     flags: &crate::transcripts::TranscriptFlags,
+    batch: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let files = collect_bundles(paths)?;
@@ -778,26 +795,52 @@ fn ingest(
     let mut reports = Vec::new();
     let mut failures = Vec::new();
     let mut worst = 0u8;
-    for file in &files {
-        progress.set_message(
-            file.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        );
-        match crate::transcripts::ingest_file(engine, owner, file, flags) {
-            Ok(report) => {
-                for diagnostic in &report.diagnostics {
-                    progress.suspend(|| eprintln!("warning: {}: {diagnostic}", file.display()));
+    // Parsed files are applied `batch` at a time, one durable transaction per batch; a file
+    // that fails gets its own error and the others of its batch are still stored.
+    let mut fail = |file: &PathBuf, error: EngineError, progress: &indicatif::ProgressBar| {
+        worst = worst.max(if error.is_bad_input() { 2 } else { 1 });
+        let message = error.to_string();
+        let shown = file.display().to_string();
+        let message = if message.contains(&shown) {
+            message
+        } else {
+            format!("{shown}: {message}")
+        };
+        progress.suspend(|| eprintln!("error: {message}"));
+        failures.push(serde_json::json!({"file": file, "error": message}));
+    };
+    for chunk in files.chunks(batch) {
+        let mut prepared = Vec::with_capacity(chunk.len());
+        for file in chunk {
+            progress.set_message(
+                file.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+            match crate::transcripts::prepare_file(engine, file, flags) {
+                Ok((bundle, diagnostics)) => prepared.push((file, bundle, diagnostics)),
+                Err(error) => {
+                    fail(file, error, &progress);
+                    progress.inc(1);
                 }
-                reports.push(report);
-            }
-            Err(error) => {
-                worst = worst.max(if error.is_bad_input() { 2 } else { 1 });
-                progress.suspend(|| eprintln!("error: {error}"));
-                failures.push(serde_json::json!({"file": file, "error": error.to_string()}));
             }
         }
-        progress.inc(1);
+        let bundles: Vec<&lore_ingest::Bundle> =
+            prepared.iter().map(|(_, bundle, _)| bundle).collect();
+        let results = engine.ingest_bundles(owner, &bundles);
+        for ((file, _, diagnostics), result) in prepared.iter().zip(results) {
+            match result {
+                Ok(mut report) => {
+                    report.diagnostics.extend(diagnostics.iter().cloned());
+                    for diagnostic in &report.diagnostics {
+                        progress.suspend(|| eprintln!("warning: {}: {diagnostic}", file.display()));
+                    }
+                    reports.push(report);
+                }
+                Err(error) => fail(file, error, &progress),
+            }
+            progress.inc(1);
+        }
     }
     progress.finish_and_clear();
     if json {
@@ -907,6 +950,7 @@ fn bench(
     scale: usize,
     samples: usize,
     quick: bool,
+    batch: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if !(1..=1000).contains(&scale) {
@@ -937,6 +981,7 @@ fn bench(
         scale,
         samples: if quick { samples.min(30) } else { samples },
         meetings: quick.then_some(150),
+        batch,
     };
     let mut report = lore_bench::run(&engine, &config, |message| {
         progress.set_message(message.to_string())

@@ -183,8 +183,11 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\ningest: {:.0} claims/s, {:.1} meetings/s ({:.1} s)",
-        report.ingest.claims_per_s, report.ingest.meetings_per_s, report.ingest.seconds
+        "\ningest: {:.0} claims/s, {:.1} meetings/s ({:.1} s, {} meeting(s) per durable commit)",
+        report.ingest.claims_per_s,
+        report.ingest.meetings_per_s,
+        report.ingest.seconds,
+        report.ingest.batch
     );
     if let Some(bytes) = report.db_bytes_per_1000_claims {
         let _ = writeln!(out, "database size: {bytes} bytes per 1,000 claims");

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use clap::Args;
-use lore_engine::{Engine, EngineError, IngestReport};
-use lore_ingest::{is_ami_json, parse_ami, parse_bundle_value, TranscriptFormat, TranscriptMeta};
+use lore_engine::{Engine, EngineError};
+use lore_ingest::{
+    is_ami_json, parse_ami, parse_bundle_value, Bundle, TranscriptFormat, TranscriptMeta,
+};
 
 /// Meeting metadata for transcripts given on the command line (a sidecar's values are overridden).
 #[derive(Args, Debug, Default, Clone)]
@@ -30,13 +32,12 @@ pub struct TranscriptFlags {
 /// The extensions `lore ingest` reads from folders.
 pub const INGESTED_EXTENSIONS: &[&str] = &["json", "vtt", "srt", "txt"];
 
-/// Parses one file into a bundle and ingests it. Parser diagnostics come back as report diagnostics.
-pub fn ingest_file(
+/// Parses one file into a validated bundle, with the parser's diagnostics; errors name the file.
+pub fn prepare_file(
     engine: &Engine,
-    owner: &str,
     path: &Path,
     flags: &TranscriptFlags,
-) -> Result<IngestReport, EngineError> {
+) -> Result<(Bundle, Vec<String>), EngineError> {
     let extension = path
         .extension()
         .and_then(|e| e.to_str())
@@ -48,25 +49,31 @@ pub fn ingest_file(
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .map_err(|error| invalid(format!("cannot read: {error}")))
     };
+    let bundle_file = || {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            EngineError::Invalid(format!("cannot read {}: {error}", path.display()))
+        })?;
+        let bundle = lore_ingest::parse_bundle(&text, engine.registry(), path.parent()).map_err(
+            |errors| EngineError::Invalid(format!("invalid bundle {}:\n{errors}", path.display())),
+        )?;
+        Ok((bundle, Vec::new()))
+    };
     if extension == "json" {
         let text = read_text()?;
         let document: serde_json::Value = match serde_json::from_str(&text) {
             Ok(document) => document,
             // Let the bundle reader report the syntax error with its position.
-            Err(_) => return engine.ingest_bundle_file(owner, path),
+            Err(_) => return bundle_file(),
         };
         if !is_ami_json(&document) {
-            return engine.ingest_bundle_file(owner, path);
+            return bundle_file();
         }
         let code = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         let meeting = parse_ami(code, &document).map_err(|error| invalid(error.to_string()))?;
         let bundle = parse_bundle_value(&meeting.bundle, engine.registry(), None)
             .map_err(|errors| invalid(format!("invalid bundle:\n{errors}")))?;
-        let mut report = engine.ingest_bundle(owner, &bundle)?;
-        report
-            .diagnostics
-            .extend(meeting.diagnostics.iter().map(|d| d.to_string()));
-        return Ok(report);
+        let diagnostics = meeting.diagnostics.iter().map(|d| d.to_string()).collect();
+        return Ok((bundle, diagnostics));
     }
     let Some(format) = TranscriptFormat::from_extension(&extension) else {
         return Err(invalid(
@@ -104,9 +111,7 @@ pub fn ingest_file(
                 EngineError::Invalid(message) => invalid(message),
                 other => other,
             })?;
-    let mut report = engine.ingest_bundle(owner, &bundle)?;
-    report.diagnostics.extend(diagnostics);
-    Ok(report)
+    Ok((bundle, diagnostics))
 }
 
 /// `talk.vtt` → `talk.meeting.json`.

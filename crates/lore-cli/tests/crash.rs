@@ -236,8 +236,9 @@ fn killed_ingest_leaves_a_consistent_database_with_only_whole_meetings() {
     let mut previous = 0;
     for (trial, fraction) in fractions.iter().enumerate() {
         let delay = full.mul_f64(*fraction).max(Duration::from_millis(30));
+        // Small batches, so that kills land between commits as well as inside them.
         let mut child = lore_command(dir, &db)
-            .args(["ingest", folder_arg])
+            .args(["ingest", folder_arg, "--batch", "3"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -308,8 +309,9 @@ fn killed_while_creating_the_database_leaves_a_usable_database() {
     // Very early kills: while the process starts, creates the file and migrates the schema.
     for (trial, millis) in [0u64, 2, 4, 7, 11, 16].into_iter().enumerate() {
         let db = dir.join(format!("early-{trial}.db"));
+        // Small batches, so that kills land between commits as well as inside them.
         let mut child = lore_command(dir, &db)
-            .args(["ingest", folder_arg])
+            .args(["ingest", folder_arg, "--batch", "3"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -2,7 +2,7 @@
 //! rebuilding touched entities, syncing the review queue, removing a source's evidence (L13), and
 //! recording one revision with before/after snapshots.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use lore_core::ids::short_id;
 use lore_core::model::*;
@@ -27,7 +27,15 @@ pub struct Changes {
     /// Blobs that may have lost their last attachment.
     pub released_blobs: BTreeSet<String>,
     pub diagnostics: Vec<String>,
+    /// When set, `settle` keeps every slot it loaded in `loaded_slots`, for a later pass over the
+    /// same slots in the same mutation (a deletion's history rebuild) to reuse instead of reading them
+    /// again. Settling changes only the claims' derived state, which that pass does not read.
+    pub keep_loaded_slots: bool,
+    pub loaded_slots: HashMap<SlotKey, LoadedSlot>,
 }
+
+/// A slot's claims (by id) and their evidence by claim, as `settle` read them.
+pub type LoadedSlot = (Vec<Claim>, HashMap<String, Vec<Evidence>>);
 
 impl Changes {
     pub fn record(&mut self, key: String, before: Option<Value>, after: Option<Value>) {
@@ -132,9 +140,20 @@ type Names = std::collections::HashMap<String, String>;
 /// Loads one slot's claims as the rules see them.
 pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, Vec<SlotClaim>)> {
     let claims = tx.list_claims_by_slot(slot)?;
+    let by_claim = slot_evidence_by_claim(tx, slot, &claims)?;
+    let slot_claims = slot_claims_of(tx, &claims, &by_claim)?;
+    Ok((claims, slot_claims))
+}
+
+/// The rules' view of a slot's claims, given their evidence by claim.
+fn slot_claims_of(
+    tx: &mut dyn Tx,
+    claims: &[Claim],
+    by_claim: &HashMap<String, Vec<Evidence>>,
+) -> EngineResult<Vec<SlotClaim>> {
     let mut slot_claims = Vec::with_capacity(claims.len());
-    for claim in &claims {
-        let evidence = tx.list_evidence_by_claim(&claim.id)?;
+    for claim in claims {
+        let evidence = by_claim.get(&claim.id).map(Vec::as_slice).unwrap_or(&[]);
         let links = tx.list_supersedes_links(&claim.id)?;
         let mut supersedes: Vec<String> = links.into_iter().map(|link| link.target).collect();
         supersedes.dedup();
@@ -148,7 +167,24 @@ pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, V
             supersedes,
         });
     }
-    Ok((claims, slot_claims))
+    Ok(slot_claims)
+}
+
+/// The evidence of a slot's claims, by claim, each claim's rows as `list_evidence_by_claim` orders
+/// them, read in one statement.
+pub fn slot_evidence_by_claim(
+    tx: &mut dyn Tx,
+    slot: &SlotKey,
+    claims: &[Claim],
+) -> EngineResult<HashMap<String, Vec<Evidence>>> {
+    let mut by_claim: HashMap<String, Vec<Evidence>> = HashMap::with_capacity(claims.len());
+    if claims.is_empty() {
+        return Ok(by_claim);
+    }
+    for row in tx.list_evidence_by_slot(slot)? {
+        by_claim.entry(row.claim.clone()).or_default().push(row);
+    }
+    Ok(by_claim)
 }
 
 pub fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
@@ -174,10 +210,12 @@ fn reevaluate_slot(
     changes: &mut Changes,
     now: Ts,
 ) -> EngineResult<()> {
-    let (claims, slot_claims) = load_slot(tx, slot)?;
+    let claims = tx.list_claims_by_slot(slot)?;
     if claims.is_empty() {
         return Ok(());
     }
+    let by_claim = slot_evidence_by_claim(tx, slot, &claims)?;
+    let slot_claims = slot_claims_of(tx, &claims, &by_claim)?;
     let outcome = evaluate_slot(&slot_claims);
     for dropped in &outcome.dropped_links {
         let message = format!(
@@ -209,6 +247,11 @@ fn reevaluate_slot(
             changes.touch_claim(claim);
         }
         sync_conflict_suggestion(tx, claim, derived, holder.map(|h| h.id.as_str()), now)?;
+    }
+    if changes.keep_loaded_slots {
+        changes
+            .loaded_slots
+            .insert(slot.clone(), (claims, by_claim));
     }
     Ok(())
 }

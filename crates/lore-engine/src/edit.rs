@@ -340,9 +340,11 @@ pub(crate) fn cascade_delete(
         }
     };
     let touched_slots = changes.slots.clone();
+    changes.keep_loaded_slots = true;
     settle(tx, &mut changes, now)?;
     // Erasure wins over history: rewrite the touched slots' status history from what is left.
-    crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
+    let mut loaded = std::mem::take(&mut changes.loaded_slots);
+    crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded)?;
     let deleted = changes.changed_claims();
     let revision =
         changes.write_revision(tx, RevisionAction::SourceCascadeDelete, &target, None, now)?;

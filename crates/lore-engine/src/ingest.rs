@@ -45,6 +45,10 @@ pub struct IngestReport {
     pub diagnostics: Vec<String>,
 }
 
+/// Meetings per write transaction when many are ingested at once (`lore ingest DIR`, `lore bench`):
+/// one durable commit per this many meetings.
+pub const INGEST_BATCH: usize = 32;
+
 /// A claim candidate resolved to entity ids, ready to store.
 struct Resolved<'a> {
     candidate: &'a ClaimCandidate,
@@ -112,6 +116,122 @@ impl Engine {
         self.write(owner, |tx| {
             ingest_in_tx(self, tx, owner, bundle, &candidates, &blobs, now)
         })
+    }
+
+    /// Ingests several validated bundles, in order, in ONE write transaction: each bundle goes
+    /// through the full lifecycle of [`Engine::ingest_bundle`] and gets its own revision, but there is
+    /// one durable commit for all of them, so a crash leaves the database as it was before the batch
+    /// or after all of it. Returns one result per bundle, in order.
+    ///
+    /// A bundle that cannot be prepared (extraction or attachment failure) gets its error and the
+    /// others go on. When the batch transaction fails, nothing of it is kept and every bundle is
+    /// ingested again on its own, so each failing bundle gets its own error and the good ones are
+    /// stored exactly as one-by-one ingestion would have stored them.
+    pub fn ingest_bundles(
+        &self,
+        owner: &str,
+        bundles: &[&Bundle],
+    ) -> Vec<EngineResult<IngestReport>> {
+        let extractor = self.extractor.clone();
+        let mut results: Vec<Option<EngineResult<IngestReport>>> =
+            bundles.iter().map(|_| None).collect();
+        // Unchanged content is found before extracting, as for one bundle (L2).
+        let previous = self.read(owner, |tx| {
+            let mut found = Vec::with_capacity(bundles.len());
+            for bundle in bundles {
+                let extractor_id = match bundle.claims {
+                    Some(_) => SUPPLIED_EXTRACTOR.to_string(),
+                    None => extractor.id(),
+                };
+                found.push(
+                    match tx.find_meeting_by_external_id(&bundle.meeting.external_id)? {
+                        Some(existing) => tx
+                            .find_run(&existing.id, &bundle.content_hash, &extractor_id)?
+                            .map(|run| (existing, run)),
+                        None => None,
+                    },
+                );
+            }
+            Ok(found)
+        });
+        let previous = match previous {
+            Ok(previous) => previous,
+            Err(_) => bundles.iter().map(|_| None).collect(),
+        };
+        let mut prepared = Vec::new();
+        for (index, (bundle, previous)) in bundles.iter().zip(previous).enumerate() {
+            // Unless an earlier bundle of the batch replaces that meeting first (then the check
+            // runs inside the transaction, as for every bundle).
+            let replaced_earlier = bundles[..index]
+                .iter()
+                .any(|earlier| earlier.meeting.external_id == bundle.meeting.external_id);
+            if let (Some((existing, run)), false) = (previous, replaced_earlier) {
+                results[index] = Some(Ok(unchanged_report(existing, run.revision)));
+                continue;
+            }
+            let candidates = match &bundle.claims {
+                Some(claims) => Candidates {
+                    extractor: SUPPLIED_EXTRACTOR.to_string(),
+                    claims: claims.clone(),
+                    tasks: Vec::new(),
+                    diagnostics: Vec::new(),
+                },
+                None => match run_extractor(self, bundle, extractor.as_ref()) {
+                    Ok(candidates) => candidates,
+                    Err(error) => {
+                        results[index] = Some(Err(error));
+                        continue;
+                    }
+                },
+            };
+            let blobs = match self.store_blobs(bundle) {
+                Ok(blobs) => blobs,
+                Err(error) => {
+                    results[index] = Some(Err(error));
+                    continue;
+                }
+            };
+            prepared.push((index, candidates, blobs, self.now()));
+        }
+        let batch = self.write(owner, |tx| {
+            let mut reports = Vec::with_capacity(prepared.len());
+            for (index, candidates, blobs, now) in &prepared {
+                reports.push(ingest_in_tx(
+                    self,
+                    tx,
+                    owner,
+                    bundles[*index],
+                    candidates,
+                    blobs,
+                    *now,
+                )?);
+            }
+            Ok(reports)
+        });
+        match batch {
+            Ok(reports) => {
+                for ((index, ..), report) in prepared.iter().zip(reports) {
+                    results[*index] = Some(Ok(report));
+                }
+            }
+            Err(_) => {
+                for (index, candidates, blobs, now) in &prepared {
+                    results[*index] = Some(self.write(owner, |tx| {
+                        ingest_in_tx(self, tx, owner, bundles[*index], candidates, blobs, *now)
+                    }));
+                }
+            }
+        }
+        results
+            .into_iter()
+            .map(|result| {
+                result.unwrap_or_else(|| {
+                    Err(EngineError::Internal(
+                        "a bundle of the batch was skipped".into(),
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// Copies attachment bytes into the content-addressed blob folder before the transaction; a blob
@@ -506,7 +626,7 @@ fn ingest_in_tx(
     settle(tx, &mut changes, now)?;
     crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
-        crate::temporal::rebuild_slot_histories(tx, &touched_slots)?;
+        crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut Default::default())?;
     }
     let diagnostics = std::mem::take(&mut changes.diagnostics);
     let revision =

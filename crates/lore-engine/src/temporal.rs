@@ -2,7 +2,7 @@
 //! Lore believed at T, from the status history), both combined, and the erasure rule that keeps the
 //! history from remembering a deleted source.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
@@ -13,7 +13,7 @@ use lore_core::Ts;
 use lore_store::Tx;
 use serde::Serialize;
 
-use crate::apply::slot_evidence;
+use crate::apply::{slot_evidence, LoadedSlot};
 use crate::resolve::find_entity;
 use crate::views::{entity_view_with_sources, EntityView, ShowOptions};
 use crate::{Engine, EngineResult};
@@ -143,15 +143,33 @@ impl Engine {
 /// is replayed from the surviving facts at every instant one of them (or a status row) was recorded,
 /// so no row keeps a deleted claim as `superseded_by`, a period only the deleted evidence opened, or a
 /// claim that only the deleted source supported at that time.
-pub fn rebuild_slot_histories(tx: &mut dyn Tx, slots: &BTreeSet<SlotKey>) -> EngineResult<()> {
+///
+/// `loaded` holds slots this mutation's `settle` already read (claims and evidence; settling changed
+/// only derived state, which the replay does not read); the others are read here.
+pub fn rebuild_slot_histories(
+    tx: &mut dyn Tx,
+    slots: &BTreeSet<SlotKey>,
+    loaded: &mut HashMap<SlotKey, LoadedSlot>,
+) -> EngineResult<()> {
     for slot in slots {
-        rebuild_slot_history(tx, slot)?;
+        rebuild_slot_history(tx, slot, loaded.remove(slot))?;
     }
     Ok(())
 }
 
-fn rebuild_slot_history(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<()> {
-    let claims = tx.list_claims_by_slot(slot)?;
+fn rebuild_slot_history(
+    tx: &mut dyn Tx,
+    slot: &SlotKey,
+    loaded: Option<LoadedSlot>,
+) -> EngineResult<()> {
+    let (claims, mut by_claim) = match loaded {
+        Some(loaded) => loaded,
+        None => {
+            let claims = tx.list_claims_by_slot(slot)?;
+            let by_claim = crate::apply::slot_evidence_by_claim(tx, slot, &claims)?;
+            (claims, by_claim)
+        }
+    };
     if claims.is_empty() {
         return Ok(());
     }
@@ -160,7 +178,7 @@ fn rebuild_slot_history(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<()> {
     let mut instants = BTreeSet::new();
     let mut stored = BTreeMap::new();
     for claim in &claims {
-        let rows = tx.list_evidence_by_claim(&claim.id)?;
+        let rows = by_claim.remove(&claim.id).unwrap_or_default();
         instants.extend(rows.iter().map(|row| row.recorded_at));
         instants.extend(claim.retracted_at);
         let history = tx.list_status_changes(&claim.id)?;

@@ -24,6 +24,74 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     segments_insert_in_one_batch_as_one_by_one(make_store().as_ref());
     projection_and_snippet_reads_equal_their_definitions(make_store().as_ref());
     search_window_is_the_owners_newest_matches(make_store().as_ref());
+    evidence_by_slot_is_evidence_by_claim_of_the_slot(make_store().as_ref());
+}
+
+/// `list_evidence_by_slot` returns exactly the evidence of the slot's claims, grouped by claim in id
+/// order and each claim's rows in `list_evidence_by_claim` order; other slots, contexts and owners
+/// are left out.
+fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
+    let claim = |id: &str, predicate: &str, context: Option<&str>| {
+        let mut claim = sample_claim(id, "e1");
+        claim.predicate = predicate.into();
+        claim.context_entity = context.map(str::to_string);
+        claim.derived.superseded_by = None;
+        claim
+    };
+    let evidence = |id: &str, claim: &str, observed_at: i64, start_ms: i64| {
+        let mut row = sample_evidence(id, claim, "m1");
+        row.observed_at = Ts(observed_at);
+        row.start_ms = Some(start_ms);
+        row
+    };
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.upsert_entity(&sample_entity("e1"))?;
+            tx.upsert_entity(&sample_entity("e2"))?;
+            tx.insert_claim(&claim("c2", "has_title", None))?;
+            tx.insert_claim(&claim("c1", "has_title", None))?;
+            tx.insert_claim(&claim("c3", "works_at", None))?;
+            tx.insert_claim(&claim("c4", "has_title", Some("e2")))?;
+            tx.insert_evidence(&evidence("v3", "c2", 30, 0))?;
+            tx.insert_evidence(&evidence("v1", "c2", 10, 5))?;
+            tx.insert_evidence(&evidence("v2", "c2", 10, 1))?;
+            tx.insert_evidence(&evidence("v4", "c1", 20, 0))?;
+            tx.insert_evidence(&evidence("v5", "c3", 20, 0))?;
+            tx.insert_evidence(&evidence("v6", "c4", 20, 0))?;
+            if owner == "bob" {
+                tx.insert_evidence(&evidence("v7", "c1", 5, 0))?;
+            }
+            Ok(())
+        })
+        .expect("evidence by slot: writes");
+    }
+    let ids = |rows: Vec<Evidence>| rows.into_iter().map(|row| row.id).collect::<Vec<_>>();
+    write(store, "alice", |tx| {
+        let slot = SlotKey {
+            subject: "e1".into(),
+            predicate: "has_title".into(),
+            context: None,
+        };
+        let mut expected = tx.list_evidence_by_claim("c1")?;
+        expected.extend(tx.list_evidence_by_claim("c2")?);
+        let rows = tx.list_evidence_by_slot(&slot)?;
+        assert_eq!(rows, expected, "the slot's evidence, claim by claim");
+        assert_eq!(ids(rows), ["v4", "v2", "v1", "v3"]);
+        let in_context = SlotKey {
+            context: Some("e2".into()),
+            ..slot
+        };
+        assert_eq!(ids(tx.list_evidence_by_slot(&in_context)?), ["v6"]);
+        let empty = SlotKey {
+            subject: "nobody".into(),
+            predicate: "has_title".into(),
+            context: None,
+        };
+        assert!(tx.list_evidence_by_slot(&empty)?.is_empty());
+        Ok(())
+    })
+    .expect("evidence by slot: reads");
 }
 
 /// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,

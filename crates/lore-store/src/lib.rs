@@ -362,6 +362,24 @@ pub trait Tx {
         Ok(())
     }
 
+    // Write path: slot loads.
+    /// Every evidence row of the claims of one slot (`list_claims_by_slot`), ordered by claim, then
+    /// as `list_evidence_by_claim` orders them: what re-evaluating a slot reads, in one statement
+    /// where the backend can.
+    fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
+        let mut claims: Vec<String> = self
+            .list_claims_by_slot(slot)?
+            .into_iter()
+            .map(|claim| claim.id)
+            .collect();
+        claims.sort();
+        let mut rows = Vec::new();
+        for claim in claims {
+            rows.extend(self.list_evidence_by_claim(&claim)?);
+        }
+        Ok(rows)
+    }
+
     // Read path.
     /// The owner's graph adjacency held in memory for this snapshot, when the store keeps one (the
     /// SQLite reader of a file database); `None` means: answer the graph with the `list_*` reads.

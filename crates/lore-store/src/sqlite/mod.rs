@@ -328,6 +328,7 @@ impl SqliteStore {
                 connection: &*connection,
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
+                entities: Default::default(),
             };
             let outcome = work(&mut tx);
             cache.recount();
@@ -348,9 +349,11 @@ impl SqliteStore {
                 connection: &transaction,
                 owner,
                 cache: None,
+                entities: Default::default(),
             };
             work(&mut tx)?;
             if commit {
+                flush_search(&transaction)?;
                 transaction.commit().map_err(backend)
             } else {
                 transaction.rollback().map_err(backend)
@@ -406,14 +409,45 @@ impl Drop for ReadSnapshot<'_> {
     }
 }
 
+/// Applies the writing transaction's queued full-text changes (`search_pending` in the schema) in two
+/// statements, so the index is flushed once per transaction instead of after nearly every statement.
+fn flush_search(connection: &Connection) -> StoreResult<()> {
+    let pending: bool = connection
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM search_pending)")
+        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+        .map_err(backend)?;
+    if !pending {
+        return Ok(());
+    }
+    for sql in [
+        "INSERT INTO search_fts (search_fts, rowid, scope, body) \
+         SELECT 'delete', doc, scope, body FROM search_pending WHERE scope IS NOT NULL ORDER BY doc",
+        "INSERT INTO search_fts (rowid, scope, body) \
+         SELECT d.doc, d.scope, d.body FROM search_pending AS p JOIN search_docs AS d ON d.doc = p.doc \
+         ORDER BY p.doc",
+        "DELETE FROM search_pending",
+    ] {
+        connection
+            .prepare_cached(sql)
+            .and_then(|mut statement| statement.execute([]))
+            .map_err(backend)?;
+    }
+    Ok(())
+}
+
 /// Per-connection settings for speed: every hot statement stays prepared (the engine runs a few
 /// dozen distinct ones; rusqlite keeps 16 by default), the page cache holds a working set of 64 MiB,
 /// and pages are read through a memory map (up to 4 GiB) instead of being copied into the cache, so
-/// per-entity reads cost about the same when the database outgrows the cache.
+/// per-entity reads cost about the same when the database outgrows the cache. Temporary files stay in
+/// memory: a statement that fires triggers inside a transaction keeps a statement journal of every
+/// page it changes, and past 64 KiB SQLite spilled it to a temporary file, a `pwrite` per page (a
+/// fifth of an alias insert's time, whose triggers rewrite the entity's search text).
 fn tune(connection: &Connection) -> StoreResult<()> {
     connection.set_prepared_statement_cache_capacity(256);
     connection
-        .execute_batch("PRAGMA cache_size = -65536; PRAGMA mmap_size = 4294967296;")
+        .execute_batch(
+            "PRAGMA cache_size = -65536; PRAGMA mmap_size = 4294967296; PRAGMA temp_store = MEMORY;",
+        )
         .map_err(backend)
 }
 
@@ -621,6 +655,11 @@ struct SqliteTx<'c> {
     owner: &'c str,
     /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
     cache: Option<&'c mut read_cache::OwnerCache>,
+    /// Entity rows this transaction read or wrote, by id (`None`: not there). Only
+    /// `upsert_entity` and `delete_entity` write entity rows (no trigger or foreign-key action
+    /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
+    /// one transaction reads it once.
+    entities: std::collections::HashMap<String, Option<Entity>>,
 }
 
 /// Answers a read from the memo when it holds it, otherwise queries and remembers the answer.
@@ -676,6 +715,15 @@ impl SqliteTx<'_> {
             ],
         )
         .map(|_| ())
+    }
+
+    /// A search inside a writing transaction sees that transaction's writes: the queued full-text
+    /// changes are applied first (the reader's snapshots never have any queued).
+    fn flush_search_in_writer(&self) -> StoreResult<()> {
+        if self.cache.is_none() {
+            flush_search(self.connection)?;
+        }
+        Ok(())
     }
 
     fn exec<P: Params>(&self, sql: &str, params: P) -> StoreResult<usize> {
@@ -972,11 +1020,28 @@ impl Tx for SqliteTx<'_> {
                 e.first_observed_at.map(|t| t.0), e.last_observed_at.map(|t| t.0), to_json(&e.current_attributes),
                 e.current_brief, e.weight_basis, e.weight_latest.map(|t| t.0)
             ],
-        )
-        .map(|_| ())
+        )?;
+        self.entities.insert(e.id.clone(), Some(e.clone()));
+        Ok(())
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
+        if self.cache.is_none() {
+            if let Some(known) = self.entities.get(id) {
+                return Ok(known.clone());
+            }
+            let found = self.one(
+                sql!(
+                    "SELECT ",
+                    ENTITY_COLUMNS,
+                    " FROM entities WHERE owner = ?1 AND id = ?2"
+                ),
+                params![self.owner, id],
+                entity_row,
+            )?;
+            self.entities.insert(id.to_string(), found.clone());
+            return Ok(found);
+        }
         memo!(
             self,
             entities,
@@ -1009,8 +1074,9 @@ impl Tx for SqliteTx<'_> {
         self.exec(
             "DELETE FROM entities WHERE owner = ?1 AND id = ?2",
             params![self.owner, id],
-        )
-        .map(|_| ())
+        )?;
+        self.entities.insert(id.to_string(), None);
+        Ok(())
     }
 
     fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
@@ -1739,6 +1805,7 @@ impl Tx for SqliteTx<'_> {
         kind: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<crate::SearchCandidate>> {
+        self.flush_search_in_writer()?;
         self.read_search_candidates(query, kind, limit)
     }
 
@@ -1747,6 +1814,7 @@ impl Tx for SqliteTx<'_> {
         query: &lore_core::search::SearchQuery,
         doc: i64,
     ) -> StoreResult<Option<String>> {
+        self.flush_search_in_writer()?;
         self.read_search_snippet(query, doc)
     }
 
@@ -2027,6 +2095,20 @@ impl Tx for SqliteTx<'_> {
             params![self.owner, rows],
         )
         .map(|_| ())
+    }
+
+    fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
+        self.all(
+            sql!(
+                "SELECT ",
+                EVIDENCE_COLUMNS,
+                " FROM evidence WHERE owner = ?1 AND claim IN (SELECT id FROM claims WHERE owner = ?1 \
+                 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
+                 ORDER BY claim, observed_at, start_ms, id"
+            ),
+            params![self.owner, slot.subject, slot.predicate, slot.context],
+            evidence_row,
+        )
     }
 
     fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<crate::GraphIndex>>> {

@@ -528,3 +528,34 @@ INSERT INTO search_fts (search_fts, rank) VALUES ('automerge', 2);
 DROP INDEX claims_by_subject;
 CREATE INDEX claims_by_subject ON claims (owner, subject, status, predicate, object_entity,
     value_text, context_entity, authority, valid_from, valid_to);
+
+-- Deferred full-text maintenance: `search_docs` changes are queued in `search_pending` and applied
+-- to `search_fts` in two statements just before the writing transaction commits (`flush_search`).
+-- SQLite opens a statement savepoint for every statement that fires a trigger inside a transaction,
+-- and FTS5 writes its pending terms out as a new index segment (and merges) at every savepoint; with
+-- the index written by each trigger, a meeting's ingest flushed the index after nearly every
+-- statement. Now a transaction flushes it once. A queued row holds what the index holds for that
+-- document (scope and body as last committed; NULL when it was not indexed), so only a document's
+-- first change in a transaction is queued (checked with NOT EXISTS rather than OR IGNORE: an outer
+-- statement's conflict clause would override the trigger's). A search inside a writing transaction
+-- applies the queue first; a rolled-back transaction leaves it empty.
+CREATE TABLE search_pending (
+    doc INTEGER PRIMARY KEY,
+    scope TEXT,
+    body TEXT
+);
+DROP TRIGGER search_docs_ai;
+DROP TRIGGER search_docs_ad;
+DROP TRIGGER search_docs_au;
+CREATE TRIGGER search_docs_ai AFTER INSERT ON search_docs BEGIN
+    INSERT INTO search_pending (doc, scope, body) SELECT new.doc, NULL, NULL
+        WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = new.doc);
+END;
+CREATE TRIGGER search_docs_ad AFTER DELETE ON search_docs BEGIN
+    INSERT INTO search_pending (doc, scope, body) SELECT old.doc, old.scope, old.body
+        WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc);
+END;
+CREATE TRIGGER search_docs_au AFTER UPDATE OF scope, body ON search_docs BEGIN
+    INSERT INTO search_pending (doc, scope, body) SELECT old.doc, old.scope, old.body
+        WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc);
+END;

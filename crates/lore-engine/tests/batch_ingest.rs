@@ -1,0 +1,171 @@
+//! `Engine::ingest_bundles`: several meetings in one write transaction give exactly the state,
+//! outcomes and revisions of ingesting them one by one (L1, L2, L14), and a bundle that fails inside
+//! the batch gets its own error while the others are still stored.
+
+mod common;
+
+use lore_engine::{state_dump, Engine, EngineError, IngestOutcome};
+use lore_ingest::Bundle;
+
+use common::{assert_consistent, backend_engines, examples_dir, TestClock};
+
+const OWNER: &str = "batch";
+
+fn example_bundles() -> Vec<Bundle> {
+    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
+        .expect("examples folder")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let registry = lore_core::Registry::builtin();
+    files
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            lore_ingest::parse_bundle(&text, &registry, file.parent()).unwrap()
+        })
+        .collect()
+}
+
+/// The first example with its title changed: other content for the same meeting (a replacement).
+fn retitled(bundle: &Bundle) -> Bundle {
+    let mut text: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(first_example_file()).expect("first example"),
+    )
+    .expect("json");
+    text["meeting"]["title"] = serde_json::json!("Kickoff (retitled)");
+    let registry = lore_core::Registry::builtin();
+    let folder = examples_dir();
+    let changed = lore_ingest::parse_bundle(&text.to_string(), &registry, Some(folder.as_path()))
+        .expect("retitled bundle");
+    assert_eq!(changed.meeting.external_id, bundle.meeting.external_id);
+    changed
+}
+
+fn first_example_file() -> std::path::PathBuf {
+    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
+        .expect("examples folder")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files.remove(0)
+}
+
+fn one_by_one(engine: &Engine, bundles: &[&Bundle]) -> Vec<Result<IngestOutcome, String>> {
+    bundles
+        .iter()
+        .map(|bundle| {
+            engine
+                .ingest_bundle(OWNER, bundle)
+                .map(|report| report.outcome)
+                .map_err(|error| error.to_string())
+        })
+        .collect()
+}
+
+fn batched(engine: &Engine, bundles: &[&Bundle]) -> Vec<Result<IngestOutcome, String>> {
+    engine
+        .ingest_bundles(OWNER, bundles)
+        .into_iter()
+        .map(|result| {
+            result
+                .map(|report| report.outcome)
+                .map_err(|error| error.to_string())
+        })
+        .collect()
+}
+
+fn revision_count(engine: &Engine) -> usize {
+    engine
+        .read(OWNER, |tx| Ok(tx.list_revisions(100_000)?.len()))
+        .expect("revisions")
+}
+
+#[test]
+fn a_batch_equals_one_by_one_ingestion() {
+    let examples = example_bundles();
+    let changed = retitled(&examples[0]);
+    // Every example, the first again (unchanged, L2), then the first with other content (replaced),
+    // then the first again as it was (replaced back).
+    let mut bundles: Vec<&Bundle> = examples.iter().collect();
+    bundles.push(&examples[0]);
+    bundles.push(&changed);
+    bundles.push(&examples[0]);
+    let clock = TestClock::new("2026-11-20T09:00:00Z");
+    for (backend, batch_engine, _dir) in backend_engines(&clock, "batch_equals") {
+        let (_, single_engine, _single_dir) = backend_engines(&clock, "batch_equals_single")
+            .into_iter()
+            .find(|(name, ..)| *name == backend)
+            .expect("same backend");
+        let expected = one_by_one(&single_engine, &bundles);
+        let actual = batched(&batch_engine, &bundles);
+        assert_eq!(actual, expected, "{backend}: outcomes");
+        assert_eq!(
+            expected[examples.len()..],
+            [
+                Ok(IngestOutcome::Unchanged),
+                Ok(IngestOutcome::Replaced),
+                Ok(IngestOutcome::Replaced)
+            ],
+            "{backend}: the batch's own repeats"
+        );
+        assert_consistent(&batch_engine, OWNER, backend);
+        assert!(
+            state_dump(&batch_engine, OWNER).unwrap() == state_dump(&single_engine, OWNER).unwrap(),
+            "{backend}: a batch left another state than one-by-one ingestion"
+        );
+        assert_eq!(
+            revision_count(&batch_engine),
+            revision_count(&single_engine),
+            "{backend}: one revision per applied bundle"
+        );
+        // The whole batch again: every bundle is unchanged.
+        let again = batched(&batch_engine, &bundles[..examples.len()]);
+        assert!(again
+            .iter()
+            .all(|outcome| *outcome == Ok(IngestOutcome::Unchanged)));
+    }
+}
+
+#[test]
+fn a_failing_bundle_gets_its_error_and_the_others_are_stored() {
+    let examples = example_bundles();
+    let mut broken = examples[3].clone();
+    let claims = broken.claims.as_mut().expect("the example supplies claims");
+    claims[0].predicate = "no_such_predicate".into();
+    let mut bundles: Vec<&Bundle> = examples.iter().collect();
+    bundles[3] = &broken;
+    let survivors: Vec<&Bundle> = bundles
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != 3)
+        .map(|(_, bundle)| *bundle)
+        .collect();
+    let clock = TestClock::new("2026-11-20T09:00:00Z");
+    for (backend, batch_engine, _dir) in backend_engines(&clock, "batch_failing") {
+        let (_, single_engine, _single_dir) = backend_engines(&clock, "batch_failing_single")
+            .into_iter()
+            .find(|(name, ..)| *name == backend)
+            .expect("same backend");
+        let results = batch_engine.ingest_bundles(OWNER, &bundles);
+        assert_eq!(results.len(), bundles.len());
+        for (index, result) in results.iter().enumerate() {
+            match (index, result) {
+                (3, Err(EngineError::Invalid(message))) => {
+                    assert!(message.contains("unknown predicate"), "{message}")
+                }
+                (3, other) => panic!("{backend}: the broken bundle gave {other:?}"),
+                (_, Ok(report)) => assert_eq!(report.outcome, IngestOutcome::Created),
+                (_, Err(error)) => panic!("{backend}: bundle {index} failed: {error}"),
+            }
+        }
+        one_by_one(&single_engine, &survivors);
+        assert_consistent(&batch_engine, OWNER, backend);
+        assert!(
+            state_dump(&batch_engine, OWNER).unwrap() == state_dump(&single_engine, OWNER).unwrap(),
+            "{backend}: the batch lost or added something next to its failing bundle"
+        );
+    }
+}
