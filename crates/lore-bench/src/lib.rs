@@ -298,7 +298,9 @@ pub fn run(
         ..Default::default()
     };
     let mut rebuilds = Vec::new();
-    for (index, id) in targets.iter().take(30).enumerate() {
+    // Each sample rescans the whole graph: 30 at scale 1, fewer (at least 3) at larger scales.
+    let rebuild_samples = (30 / config.scale.max(1)).max(3);
+    for (index, id) in targets.iter().take(rebuild_samples).enumerate() {
         let person = &people[index % people.len().max(1)];
         // The deletions above may have removed this person or this target: then try the next.
         let moved =
