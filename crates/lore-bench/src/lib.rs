@@ -50,6 +50,9 @@ pub struct BenchReport {
     pub ops: BTreeMap<String, OpStats>,
     pub ingest: IngestStats,
     pub db_bytes_per_1000_claims: Option<u64>,
+    /// Per graph operation, the answers' sizes over the same targets (nodes and edges at p50, p95
+    /// and the largest), so that graph timings can be read against the neighborhoods they return.
+    pub graph_sizes: BTreeMap<String, BTreeMap<String, usize>>,
 }
 
 /// Percentiles of measured durations, in microseconds.
@@ -194,6 +197,44 @@ pub fn run(
     let graph_op = |options: lore_engine::GraphOptions| {
         measure(&targets, |id| engine.graph(OWNER, id, &options).map(|_| ()))
     };
+    let mut graph_sizes = BTreeMap::new();
+    let mut sizes_of = |name: &str, options: &lore_engine::GraphOptions| -> Result<(), String> {
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
+        for id in &targets {
+            let view = engine
+                .graph(OWNER, id, options)
+                .map_err(|e| e.to_string())?;
+            nodes.push(view.nodes.len());
+            edges.push(view.edges.len());
+        }
+        nodes.sort_unstable();
+        edges.sort_unstable();
+        let at =
+            |sorted: &[usize], q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+        let summary: BTreeMap<String, usize> = [
+            ("nodes_p50", at(&nodes, 0.5)),
+            ("nodes_p95", at(&nodes, 0.95)),
+            ("nodes_max", at(&nodes, 1.0)),
+            ("edges_p50", at(&edges, 0.5)),
+            ("edges_p95", at(&edges, 0.95)),
+            ("edges_max", at(&edges, 1.0)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        graph_sizes.insert(name.to_string(), summary);
+        Ok(())
+    };
+    sizes_of("hop1", &unbounded(1))?;
+    sizes_of("hop2", &unbounded(2))?;
+    sizes_of(
+        "hop2_bounded",
+        &lore_engine::GraphOptions {
+            hops: 2,
+            ..Default::default()
+        },
+    )?;
     ops.insert("hop1".to_string(), graph_op(unbounded(1))?);
     ops.insert("hop2".to_string(), graph_op(unbounded(2))?);
     ops.insert(
@@ -348,5 +389,6 @@ pub fn run(
         ops,
         ingest,
         db_bytes_per_1000_claims: None,
+        graph_sizes,
     })
 }

@@ -181,6 +181,19 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
             name, op.p50_us, op.p95_us, op.p99_us, op.n
         );
     }
+    for (name, sizes) in &report.graph_sizes {
+        let get = |key: &str| sizes.get(key).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "{name} answers: nodes p50/p95/max {}/{}/{}, edges {}/{}/{}",
+            get("nodes_p50"),
+            get("nodes_p95"),
+            get("nodes_max"),
+            get("edges_p50"),
+            get("edges_p95"),
+            get("edges_max")
+        );
+    }
     let _ = writeln!(
         out,
         "\ningest: {:.0} claims/s, {:.1} meetings/s ({:.1} s, {} meeting(s) per durable commit)",
