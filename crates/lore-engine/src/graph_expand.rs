@@ -74,169 +74,150 @@ pub(crate) fn expand(
     observed_weight: &mut dyn FnMut(&str) -> EngineResult<f64>,
 ) -> EngineResult<GraphView> {
     MARKS.with(|marks| {
-        let mut marks = marks.borrow_mut();
-        expand_with(
-            &mut marks,
-            index,
-            center,
-            center_weight,
-            options,
-            now,
-            observed_weight,
-        )
-    })
-}
-
-fn expand_with(
-    marks: &mut Marks,
-    index: &GraphIndex,
-    center: u32,
-    center_weight: f64,
-    options: &GraphOptions,
-    now: Ts,
-    observed_weight: &mut dyn FnMut(&str) -> EngineResult<f64>,
-) -> EngineResult<GraphView> {
-    let adjacency = index.adjacency();
-    let generation = marks.next(adjacency.nodes.len(), adjacency.key_count());
-    let claims = index.claims();
-    // Whether a link counts in this reading, and the status its edge shows.
-    let counts = |filter: LinkFilter| -> Option<Option<&'static str>> {
-        match filter {
-            LinkFilter::Claim(at) => {
-                let derived = &claims[at as usize].derived;
-                let counted = match options.valid_at {
-                    Some(at) => is_valid_at(derived, at),
-                    None => effective_status(derived, now) == ClaimStatus::Active,
-                };
-                counted.then(|| Some(effective_status(derived, now).as_str()))
-            }
-            LinkFilter::Task(created) => options
-                .valid_at
-                .is_none_or(|at| created <= at)
-                .then_some(None),
-            LinkFilter::Meeting(started) => match options.valid_at {
-                Some(at) => started.is_some_and(|s| s <= at).then_some(None),
-                None => Some(None),
-            },
-            LinkFilter::Always => Some(None),
-        }
-    };
-    let mut order: Vec<(u32, u8)> = vec![(center, 0)];
-    marks.in_graph[center as usize] = generation;
-    // Chosen edges: (key, edge, status).
-    let mut edges: Vec<(u32, u32, Option<&'static str>)> = Vec::new();
-    let mut truncated = false;
-    let mut frontier = vec![center];
-    for hop in 1..=options.hops {
-        let mut next = Vec::new();
-        for &node in &frontier {
-            let links = &adjacency.links[node as usize];
-            truncated |= adjacency.scan_cut[node as usize];
-            let full = order.len() >= options.limit;
-            // Candidates: counted links to admissible nodes not yet in the graph.
-            let stamp = marks.next_round();
-            let mut candidates = 0usize;
-            for link in links {
-                if counts(link.filter).is_none() {
-                    continue;
+        let marks = &mut *marks.borrow_mut();
+        let adjacency = index.adjacency();
+        let generation = marks.next(adjacency.nodes.len(), adjacency.key_count());
+        let claims = index.claims();
+        // Whether a link counts in this reading, and the status its edge shows.
+        let counts = |filter: LinkFilter| -> Option<Option<&'static str>> {
+            match filter {
+                LinkFilter::Claim(at) => {
+                    let derived = &claims[at as usize].derived;
+                    let counted = match options.valid_at {
+                        Some(at) => is_valid_at(derived, at),
+                        None => effective_status(derived, now) == ClaimStatus::Active,
+                    };
+                    counted.then(|| Some(effective_status(derived, now).as_str()))
                 }
-                let neighbor = link.neighbor as usize;
-                if marks.in_graph[neighbor] == generation {
-                    continue;
-                }
-                if full {
-                    truncated = true;
-                } else if adjacency.nodes[neighbor].admissible && marks.candidate[neighbor] != stamp
-                {
-                    marks.candidate[neighbor] = stamp;
-                    candidates += 1;
-                }
-            }
-            if candidates > 0 {
-                let room = options.limit - order.len();
-                if candidates > room {
-                    truncated = true;
-                }
-                let mut admitted = 0usize;
-                for &neighbor in &adjacency.ranked[node as usize] {
-                    if admitted == room.min(candidates) {
-                        break;
-                    }
-                    if marks.candidate[neighbor as usize] == stamp {
-                        marks.candidate[neighbor as usize] = 0;
-                        marks.in_graph[neighbor as usize] = generation;
-                        order.push((neighbor, hop));
-                        next.push(neighbor);
-                        admitted += 1;
-                    }
-                }
-            }
-            for link in links {
-                if marks.in_graph[link.neighbor as usize] != generation {
-                    continue;
-                }
-                let Some(status) = counts(link.filter) else {
-                    continue;
-                };
-                let key = adjacency.edges[link.edge as usize].key;
-                if marks.edge_taken[key as usize] != generation {
-                    marks.edge_taken[key as usize] = generation;
-                    edges.push((key, link.edge, status));
-                }
-            }
-        }
-        frontier = next;
-    }
-
-    let mut nodes = Vec::with_capacity(order.len());
-    for (at, hop) in order {
-        let info = &adjacency.nodes[at as usize];
-        let weight = if at == center {
-            center_weight
-        } else if let Some(started) = info.started_at {
-            topic_weight([(started, MENTION_WEIGHT)], now)
-        } else {
-            match weight_from_basis(info.basis, info.weight_latest, now) {
-                Some(weight) => weight,
-                None => observed_weight(&info.id)?,
+                LinkFilter::Task(created) => options
+                    .valid_at
+                    .is_none_or(|at| created <= at)
+                    .then_some(None),
+                LinkFilter::Meeting(started) => match options.valid_at {
+                    Some(at) => started.is_some_and(|s| s <= at).then_some(None),
+                    None => Some(None),
+                },
+                LinkFilter::Always => Some(None),
             }
         };
-        nodes.push((
-            info.id_rank,
-            GraphNode {
-                id: info.id.clone(),
-                kind: info.kind,
-                name: info.name.clone(),
-                hop,
-                weight: round(weight),
-            },
-        ));
-    }
-    nodes.sort_unstable_by(|(a_rank, a), (b_rank, b)| {
-        a.hop
-            .cmp(&b.hop)
-            .then(b.weight.total_cmp(&a.weight))
-            .then(a_rank.cmp(b_rank))
-    });
-    edges.sort_unstable_by_key(|&(key, _, _)| key);
-    let node_id = |at: u32| -> Arc<str> { adjacency.nodes[at as usize].id.clone() };
-    Ok(GraphView {
-        center: adjacency.nodes[center as usize].id.clone(),
-        nodes: nodes.into_iter().map(|(_, node)| node).collect(),
-        edges: edges
-            .into_iter()
-            .map(|(_, at, status)| {
-                let edge = &adjacency.edges[at as usize];
-                GraphEdge {
-                    claim: edge.claim.clone(),
-                    from: node_id(edge.from),
-                    to: node_id(edge.to),
-                    predicate: edge.predicate.clone(),
-                    status: status.or(edge.status),
-                    label: edge.label.clone(),
+        let mut order: Vec<(u32, u8)> = vec![(center, 0)];
+        marks.in_graph[center as usize] = generation;
+        // Chosen edges: (key, edge, status).
+        let mut edges: Vec<(u32, u32, Option<&'static str>)> = Vec::new();
+        let mut truncated = false;
+        let mut frontier = vec![center];
+        for hop in 1..=options.hops {
+            let mut next = Vec::new();
+            for &node in &frontier {
+                let links = &adjacency.links[node as usize];
+                truncated |= adjacency.scan_cut[node as usize];
+                let full = order.len() >= options.limit;
+                // Candidates: counted links to admissible nodes not yet in the graph.
+                let stamp = marks.next_round();
+                let mut candidates = 0usize;
+                for link in links {
+                    if counts(link.filter).is_none() {
+                        continue;
+                    }
+                    let neighbor = link.neighbor as usize;
+                    if marks.in_graph[neighbor] == generation {
+                        continue;
+                    }
+                    if full {
+                        truncated = true;
+                    } else if adjacency.nodes[neighbor].admissible
+                        && marks.candidate[neighbor] != stamp
+                    {
+                        marks.candidate[neighbor] = stamp;
+                        candidates += 1;
+                    }
                 }
-            })
-            .collect(),
-        truncated,
+                if candidates > 0 {
+                    let room = options.limit - order.len();
+                    if candidates > room {
+                        truncated = true;
+                    }
+                    let mut admitted = 0usize;
+                    for &neighbor in &adjacency.ranked[node as usize] {
+                        if admitted == room.min(candidates) {
+                            break;
+                        }
+                        if marks.candidate[neighbor as usize] == stamp {
+                            marks.candidate[neighbor as usize] = 0;
+                            marks.in_graph[neighbor as usize] = generation;
+                            order.push((neighbor, hop));
+                            next.push(neighbor);
+                            admitted += 1;
+                        }
+                    }
+                }
+                for link in links {
+                    if marks.in_graph[link.neighbor as usize] != generation {
+                        continue;
+                    }
+                    let Some(status) = counts(link.filter) else {
+                        continue;
+                    };
+                    let key = adjacency.edges[link.edge as usize].key;
+                    if marks.edge_taken[key as usize] != generation {
+                        marks.edge_taken[key as usize] = generation;
+                        edges.push((key, link.edge, status));
+                    }
+                }
+            }
+            frontier = next;
+        }
+
+        let mut nodes = Vec::with_capacity(order.len());
+        for (at, hop) in order {
+            let info = &adjacency.nodes[at as usize];
+            let weight = if at == center {
+                center_weight
+            } else if let Some(started) = info.started_at {
+                topic_weight([(started, MENTION_WEIGHT)], now)
+            } else {
+                match weight_from_basis(info.basis, info.weight_latest, now) {
+                    Some(weight) => weight,
+                    None => observed_weight(&info.id)?,
+                }
+            };
+            nodes.push((
+                info.id_rank,
+                GraphNode {
+                    id: info.id.clone(),
+                    kind: info.kind,
+                    name: info.name.clone(),
+                    hop,
+                    weight: round(weight),
+                },
+            ));
+        }
+        nodes.sort_unstable_by(|(a_rank, a), (b_rank, b)| {
+            a.hop
+                .cmp(&b.hop)
+                .then(b.weight.total_cmp(&a.weight))
+                .then(a_rank.cmp(b_rank))
+        });
+        edges.sort_unstable_by_key(|&(key, _, _)| key);
+        let node_id = |at: u32| -> Arc<str> { adjacency.nodes[at as usize].id.clone() };
+        Ok(GraphView {
+            center: adjacency.nodes[center as usize].id.clone(),
+            nodes: nodes.into_iter().map(|(_, node)| node).collect(),
+            edges: edges
+                .into_iter()
+                .map(|(_, at, status)| {
+                    let edge = &adjacency.edges[at as usize];
+                    GraphEdge {
+                        claim: edge.claim.clone(),
+                        from: node_id(edge.from),
+                        to: node_id(edge.to),
+                        predicate: edge.predicate.clone(),
+                        status: status.or(edge.status),
+                        label: edge.label.clone(),
+                    }
+                })
+                .collect(),
+            truncated,
+        })
     })
 }

@@ -56,18 +56,27 @@ fn uncached_graphs(
     owner: &str,
 ) -> Vec<(String, u8, usize, Option<GraphView>)> {
     let listing = all_graphs(&open(path, clock), owner);
+    fresh_graphs(|| open(path, clock), owner, &listing)
+}
+
+/// Each graph of `listing` read again by a store that `open` gives for it alone.
+fn fresh_graphs(
+    open: impl Fn() -> Engine,
+    owner: &str,
+    listing: &[(String, u8, usize, Option<GraphView>)],
+) -> Vec<(String, u8, usize, Option<GraphView>)> {
     listing
-        .into_iter()
+        .iter()
         .enumerate()
         .map(|(at, (id, hops, limit, _))| {
             let valid_at = (at % 6 == 4).then(|| Ts::parse("2026-06-01T00:00:00Z").unwrap());
             let options = GraphOptions {
-                hops,
-                limit,
+                hops: *hops,
+                limit: *limit,
                 valid_at,
             };
-            let graph = open(path, clock).graph(owner, &id, &options).ok();
-            (id, hops, limit, graph)
+            let graph = open().graph(owner, id, &options).ok();
+            (id.clone(), *hops, *limit, graph)
         })
         .collect()
 }
@@ -258,26 +267,8 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
         let shared = clock.0.clone();
         Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()))
     };
-    let fresh_graphs = |listing: &[(String, u8, usize, Option<GraphView>)]| {
-        listing
-            .iter()
-            .enumerate()
-            .map(|(at, (id, hops, limit, _))| {
-                let valid_at = (at % 6 == 4).then(|| Ts::parse("2026-06-01T00:00:00Z").unwrap());
-                let options = GraphOptions {
-                    hops: *hops,
-                    limit: *limit,
-                    valid_at,
-                };
-                (
-                    id.clone(),
-                    *hops,
-                    *limit,
-                    open_pg().graph(OWNER, id, &options).ok(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
+    let fresh =
+        |listing: &[(String, u8, usize, Option<GraphView>)]| fresh_graphs(open_pg, OWNER, listing);
     let engine = open_pg();
     ingest_examples(&engine, OWNER, 0..6);
     let first = all_graphs(&engine, OWNER);
@@ -285,7 +276,7 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
         .iter()
         .any(|(_, _, _, g)| g.as_ref().is_some_and(|g| g.nodes.len() > 3)));
     assert_eq!(all_graphs(&engine, OWNER), first);
-    assert_eq!(fresh_graphs(&first), first);
+    assert_eq!(fresh(&first), first);
 
     // Another server deletes a meeting: this server's index must not answer from before it.
     let meeting = engine.list_meetings(OWNER).unwrap()[1].id.clone();
@@ -294,13 +285,13 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
         .unwrap();
     let after_delete = all_graphs(&engine, OWNER);
     assert_ne!(after_delete, first);
-    assert_eq!(fresh_graphs(&after_delete), after_delete);
+    assert_eq!(fresh(&after_delete), after_delete);
 
     // This server's own writes too.
     ingest_examples(&engine, OWNER, 6..10);
     let after_ingest = all_graphs(&engine, OWNER);
     assert_ne!(after_ingest, after_delete);
-    assert_eq!(fresh_graphs(&after_ingest), after_ingest);
+    assert_eq!(fresh(&after_ingest), after_ingest);
 
     // The other owner sees none of it through the warm memo.
     for (id, hops, limit, _) in &after_ingest {

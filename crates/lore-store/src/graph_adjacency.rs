@@ -343,35 +343,27 @@ fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool)
     for &position in claims {
         let claim = &index.claims[position];
         let filter = LinkFilter::Claim(position as u32);
-        if *claim.subject == *id {
-            let subject = at;
-            for other in claim
+        // (neighbor, edge from, edge to): from the subject to each object or context, or from the
+        // subject to this entity when it is the claim's object or context.
+        let ends: Vec<(u32, u32, u32)> = if *claim.subject == *id {
+            claim
                 .object_entity
                 .iter()
                 .chain(claim.context_entity.iter())
-            {
-                let neighbor = builder.node(other);
-                let edge = builder.edge(
-                    Some(position as u32),
-                    subject,
-                    neighbor,
-                    &claim.predicate,
-                    None,
-                    None,
-                    claim.value_text.as_deref(),
-                );
-                links.push(AdjLink {
-                    neighbor,
-                    edge,
-                    filter,
-                });
-            }
+                .map(|other| {
+                    let neighbor = builder.node(other);
+                    (neighbor, at, neighbor)
+                })
+                .collect()
         } else {
             let neighbor = builder.node(&claim.subject);
+            vec![(neighbor, neighbor, at)]
+        };
+        for (neighbor, from, to) in ends {
             let edge = builder.edge(
                 Some(position as u32),
-                neighbor,
-                at,
+                from,
+                to,
                 &claim.predicate,
                 None,
                 None,
