@@ -42,10 +42,10 @@ pub enum Command {
         paths: Vec<PathBuf>,
         #[command(flatten)]
         transcript: crate::transcripts::TranscriptFlags,
-        /// Meetings applied per durable transaction (1 = a commit per meeting); a crash keeps every
-        /// batch committed before it
-        #[arg(long, default_value_t = lore_engine::INGEST_BATCH)]
-        batch: usize,
+        /// Meetings applied per durable transaction (1 = a commit per meeting; default 32 on SQLite,
+        /// 1 on PostgreSQL); a crash keeps every batch committed before it
+        #[arg(long)]
+        batch: Option<usize>,
     },
     /// List entities (provisional ones included)
     Entities {
@@ -245,9 +245,10 @@ pub enum Command {
         /// A short smoke run: 150 meetings of the dataset and 30 targets per operation
         #[arg(long)]
         quick: bool,
-        /// Meetings ingested per durable transaction (1 = a commit per meeting)
-        #[arg(long, default_value_t = lore_engine::INGEST_BATCH)]
-        batch: usize,
+        /// Meetings ingested per durable transaction (1 = a commit per meeting; default 32 on SQLite,
+        /// 1 on PostgreSQL)
+        #[arg(long)]
+        batch: Option<usize>,
     },
     /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
     User {
@@ -428,17 +429,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             transcript,
             batch,
         } => {
-            if batch == 0 {
+            if batch == Some(0) {
                 bail!(BadInput("--batch must be at least 1".into()));
             }
-            return ingest(
-                &open_engine(&cli.db)?,
-                &owner,
-                &paths,
-                &transcript,
-                batch,
-                cli.json,
-            );
+            let engine = open_engine(&cli.db)?;
+            let batch = batch.unwrap_or_else(|| engine.store().ingest_batch());
+            return ingest(&engine, &owner, &paths, &transcript, batch, cli.json);
         }
         Command::Entities { sort } => {
             let sort = match sort.as_str() {
@@ -950,7 +946,7 @@ fn bench(
     scale: usize,
     samples: usize,
     quick: bool,
-    batch: usize,
+    batch: Option<usize>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if !(1..=1000).contains(&scale) {
@@ -981,7 +977,7 @@ fn bench(
         scale,
         samples: if quick { samples.min(30) } else { samples },
         meetings: quick.then_some(150),
-        batch,
+        batch: batch.unwrap_or_else(|| engine.store().ingest_batch()),
     };
     let mut report = lore_bench::run(&engine, &config, |message| {
         progress.set_message(message.to_string())

@@ -45,10 +45,6 @@ pub struct IngestReport {
     pub diagnostics: Vec<String>,
 }
 
-/// Meetings per write transaction when many are ingested at once (`lore ingest DIR`, `lore bench`):
-/// one durable commit per this many meetings.
-pub const INGEST_BATCH: usize = 32;
-
 /// A claim candidate resolved to entity ids, ready to store.
 struct Resolved<'a> {
     candidate: &'a ClaimCandidate,

@@ -44,7 +44,7 @@ pub use error::EngineError;
 pub use extract::{ExtractOutcome, ExtractReport};
 pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView, MAX_NODES as MAX_GRAPH_NODES};
 pub use identity::{IdentityReport, SplitSelection};
-pub use ingest::{IngestOutcome, IngestReport, INGEST_BATCH};
+pub use ingest::{IngestOutcome, IngestReport};
 pub use inspect::{check_invariants, state_dump};
 pub use markdown::{ExportReport, ImportReport, PageDrop};
 pub use participants::ParticipantView;

@@ -96,6 +96,12 @@ pub trait Store: Send + Sync {
     fn integrity_problems(&self) -> StoreResult<Vec<String>>;
     /// A short name for messages: `sqlite` or `postgres`.
     fn backend_name(&self) -> &'static str;
+    /// Meetings applied per write transaction when many are ingested at once. SQLite gains from
+    /// fewer durable commits; PostgreSQL loses (a long transaction's repeated updates of the same hub
+    /// rows pile up row versions that no one can prune until it ends), so it commits each meeting.
+    fn ingest_batch(&self) -> usize {
+        32
+    }
 
     // API tokens: the one administrative exception to owner-bound access. A request is known only by
     // its bearer token, so the lookup cannot be scoped by an owner; it returns the owner instead.

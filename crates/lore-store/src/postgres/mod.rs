@@ -295,6 +295,10 @@ impl Store for PostgresStore {
             .collect())
     }
 
+    fn ingest_batch(&self) -> usize {
+        1
+    }
+
     fn backend_name(&self) -> &'static str {
         "postgres"
     }
