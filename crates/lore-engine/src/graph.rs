@@ -14,7 +14,7 @@ use lore_core::model::*;
 use lore_core::reading::{effective_status, mention_basis, topic_weight, MENTION_WEIGHT};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
-use lore_store::{GraphIndex, MeetingLink, Tx};
+use lore_store::Tx;
 use serde::Serialize;
 
 use crate::resolve::find_entity;
@@ -105,13 +105,12 @@ impl Engine {
         self.read(owner, |tx| {
             let center = find_entity(tx, entity)?;
             // The store's in-memory adjacency when it keeps one (same answers as the reads below).
-            let index = tx.find_graph_index()?;
             let weight = entity_weight(tx, &center, now)?;
-            if let Some(index) = &index {
+            if let Some(index) = tx.find_graph_index()? {
                 if let Some(at) = index.adjacency().node(&center.id) {
                     let mut observed = |id: &str| observed_weight(tx, id, now);
                     return crate::graph_expand::expand(
-                        index,
+                        &index,
                         at,
                         weight,
                         options,
@@ -121,7 +120,6 @@ impl Engine {
                 }
             }
             let mut graph = Builder {
-                index,
                 options,
                 now,
                 nodes: BTreeMap::new(),
@@ -178,8 +176,8 @@ pub(crate) fn round(weight: f64) -> f64 {
 
 type EdgeKey = (String, String, String, String);
 
+/// The neighborhood read with the store's graph queries (no in-memory adjacency).
 struct Builder<'o> {
-    index: Option<Arc<GraphIndex>>,
     options: &'o GraphOptions,
     now: Ts,
     nodes: BTreeMap<String, GraphNode>,
@@ -215,15 +213,7 @@ impl Builder<'_> {
 
     fn entity_links(&mut self, tx: &mut dyn Tx, entity: &str) -> EngineResult<Vec<Link>> {
         let mut links = Vec::new();
-        let index = self.index.clone();
-        let owned_claims;
-        let claims: Vec<&Claim> = match &index {
-            Some(index) => index.claims_linking(entity, SCAN_LIMIT),
-            None => {
-                owned_claims = tx.list_claims_linking(entity, SCAN_LIMIT)?;
-                owned_claims.iter().collect()
-            }
-        };
+        let claims = tx.list_claims_linking(entity, SCAN_LIMIT)?;
         let mut seen = claims.len();
         // With the graph full, `admit` only records edges to present nodes and whether a neighbor
         // was cut: links to absent neighbors are not built, only counted as a cut.
@@ -235,7 +225,7 @@ impl Builder<'_> {
             cut |= skip;
             skip
         };
-        for claim in claims.into_iter().filter(|claim| self.claim_counts(claim)) {
+        for claim in claims.iter().filter(|claim| self.claim_counts(claim)) {
             let status = Some(effective_status(&claim.derived, self.now).as_str());
             let mut push = |neighbor: &str, from: &str, to: &str| {
                 if absent(neighbor) {
@@ -267,16 +257,9 @@ impl Builder<'_> {
                 push(&claim.subject, &claim.subject, entity);
             }
         }
-        let owned_tasks;
-        let tasks: Vec<&Task> = match &index {
-            Some(index) => index.tasks_by_entity(entity),
-            None => {
-                owned_tasks = tx.list_tasks_by_entity(entity)?;
-                owned_tasks.iter().collect()
-            }
-        };
+        let tasks = tx.list_tasks_by_entity(entity)?;
         seen += tasks.len();
-        for task in tasks {
+        for task in &tasks {
             if self.options.valid_at.is_some_and(|at| task.created_at > at) {
                 continue;
             }
@@ -304,21 +287,11 @@ impl Builder<'_> {
                 },
             });
         }
-        let owned_meetings;
-        let meetings: &[MeetingLink] = match &index {
-            Some(index) => index.meeting_links_by_entity(entity, SCAN_LIMIT),
-            None => {
-                owned_meetings = tx.list_meeting_links_by_entity(entity, SCAN_LIMIT)?;
-                &owned_meetings
-            }
-        };
+        let meetings = tx.list_meeting_links_by_entity(entity, SCAN_LIMIT)?;
         let scan_cut = seen >= SCAN_LIMIT || meetings.len() >= SCAN_LIMIT;
-        for link in meetings {
+        for link in &meetings {
             if let Some(at) = self.options.valid_at {
-                let started = match &index {
-                    Some(index) => index.meeting(&link.meeting).map(|m| m.started_at),
-                    None => tx.find_meeting(&link.meeting)?.map(|m| m.started_at),
-                };
+                let started = tx.find_meeting(&link.meeting)?.map(|m| m.started_at);
                 if started.is_none_or(|started| started > at) {
                     continue;
                 }
@@ -346,15 +319,7 @@ impl Builder<'_> {
     }
 
     fn meeting_links(&mut self, tx: &mut dyn Tx, meeting: &str) -> EngineResult<Vec<Link>> {
-        let index = self.index.clone();
-        let owned;
-        let links: &[MeetingLink] = match &index {
-            Some(index) => index.meeting_links_by_meeting(meeting, SCAN_LIMIT),
-            None => {
-                owned = tx.list_meeting_links_by_meeting(meeting, SCAN_LIMIT)?;
-                &owned
-            }
-        };
+        let links = tx.list_meeting_links_by_meeting(meeting, SCAN_LIMIT)?;
         if links.len() >= SCAN_LIMIT {
             self.truncated = true;
         }
@@ -410,17 +375,8 @@ impl Builder<'_> {
             if self.nodes.contains_key(&link.neighbor) || candidates.contains_key(&link.neighbor) {
                 continue;
             }
-            let index = self.index.clone();
             let node = if link.neighbor_is_meeting {
-                let owned;
-                let meeting = match &index {
-                    Some(index) => index.meeting(&link.neighbor),
-                    None => {
-                        owned = tx.find_meeting(&link.neighbor)?;
-                        owned.as_ref()
-                    }
-                };
-                let Some(meeting) = meeting else {
+                let Some(meeting) = tx.find_meeting(&link.neighbor)? else {
                     continue;
                 };
                 let weight = topic_weight([(meeting.started_at, MENTION_WEIGHT)], self.now);
@@ -435,21 +391,13 @@ impl Builder<'_> {
                     },
                 )
             } else {
-                let owned;
-                let entity = match &index {
-                    Some(index) => index.entity(&link.neighbor),
-                    None => {
-                        owned = tx.find_entity(&link.neighbor)?;
-                        owned.as_ref()
-                    }
-                };
-                let Some(entity) = entity else {
+                let Some(entity) = tx.find_entity(&link.neighbor)? else {
                     continue;
                 };
                 if entity.status == EntityStatus::Merged {
                     continue;
                 }
-                let weight = entity_weight(tx, entity, self.now)?;
+                let weight = entity_weight(tx, &entity, self.now)?;
                 (
                     entity.weight_basis,
                     GraphNode {
