@@ -572,20 +572,14 @@ impl Store for SqliteStore {
     }
 
     fn list_api_tokens(&self) -> StoreResult<Vec<ApiToken>> {
-        let connection = self.lock()?;
-        let mut statement = connection
-            .prepare(&format!("{API_TOKEN_COLUMNS} ORDER BY created_at, id"))
-            .map_err(backend)?;
-        let rows = statement.query_map([], api_token_row).map_err(backend)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        self.admin_list(
+            &format!("{API_TOKEN_COLUMNS} ORDER BY created_at, id"),
+            api_token_row,
+        )
     }
 
     fn delete_api_token(&self, id: &str) -> StoreResult<bool> {
-        let connection = self.lock()?;
-        connection
-            .execute("DELETE FROM api_tokens WHERE id = ?1", [id])
-            .map(|changed| changed > 0)
-            .map_err(backend)
+        self.admin_delete("DELETE FROM api_tokens WHERE id = ?1", id)
     }
 
     fn insert_user(&self, user: &crate::User) -> StoreResult<()> {
@@ -608,18 +602,32 @@ impl Store for SqliteStore {
     }
 
     fn list_users(&self) -> StoreResult<Vec<crate::User>> {
-        let connection = self.lock()?;
-        let mut statement = connection
-            .prepare(&format!("{USER_COLUMNS} ORDER BY name"))
-            .map_err(backend)?;
-        let rows = statement.query_map([], user_row).map_err(backend)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        self.admin_list(&format!("{USER_COLUMNS} ORDER BY name"), user_row)
     }
 
     fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        self.admin_delete("DELETE FROM users WHERE name = ?1", name)
+    }
+}
+
+impl SqliteStore {
+    /// Every row of an owner-agnostic table (api tokens, users) that `sql` selects.
+    fn admin_list<T>(
+        &self,
+        sql: &str,
+        map: fn(&Row) -> rusqlite::Result<T>,
+    ) -> StoreResult<Vec<T>> {
+        let connection = self.lock()?;
+        let mut statement = connection.prepare(sql).map_err(backend)?;
+        let rows = statement.query_map([], map).map_err(backend)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+    }
+
+    /// Deletes the row of an owner-agnostic table that `sql` names by `key`; whether there was one.
+    fn admin_delete(&self, sql: &str, key: &str) -> StoreResult<bool> {
         let connection = self.lock()?;
         connection
-            .execute("DELETE FROM users WHERE name = ?1", [name])
+            .execute(sql, [key])
             .map(|changed| changed > 0)
             .map_err(backend)
     }
