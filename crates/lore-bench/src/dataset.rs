@@ -1,6 +1,12 @@
 //! A deterministic synthetic dataset shaped like the seed's: at scale 1, 1,000 meetings of 100
 //! segments, ~2,000 entities with a few hubs, ~10,000 claims (single-valued slots that change over
 //! time, multi-valued memberships, deadlines), ~25,000 evidence rows and ~3,000 resource links.
+//!
+//! A larger scale is `scale` blocks of the scale-1 population: a person's employer, projects and
+//! concepts, and a project's lead, are chosen (with the same skew) within the block of the entity
+//! that refers to them. So every scale has the same degree distribution (hubs of a few hundred
+//! claims, median degree about 5) and only the database around the neighborhoods grows, which is
+//! what the growth bound on per-entity reads is about. Meetings mix statements from every block.
 
 use serde_json::{json, Value};
 
@@ -64,6 +70,9 @@ pub const WORDS: &[&str] = &[
     "renewal",
     "storage",
 ];
+
+/// The scale-1 population: people, companies, projects and concepts (one block).
+const BLOCK: (usize, usize, usize, usize) = (1_000, 200, 500, 300);
 
 /// Meeting `i` starts at `FIRST_MEETING_MS + i * meeting_spacing_ms(scale)` (from 2026-01-01).
 pub const FIRST_MEETING_MS: i64 = 1_767_225_600_000;
@@ -137,7 +146,9 @@ pub fn generate(scale: usize) -> Dataset {
     let scale = scale.max(1);
     let meetings = 1_000 * scale;
     let (people, companies, projects, concepts) =
-        (1_000 * scale, 200 * scale, 500 * scale, 300 * scale);
+        (BLOCK.0 * scale, BLOCK.1 * scale, BLOCK.2 * scale, BLOCK.3 * scale);
+    // A skewed choice of one of the `size` entities of a kind in block `block`.
+    let in_block = |rng: &mut Rng, block: usize, size: usize| block * size + rng.skewed(size);
     let mut rng = Rng::new(42 + scale as u64);
     let mut mentions: Vec<Mention> = Vec::new();
 
@@ -163,6 +174,7 @@ pub fn generate(scale: usize) -> Dataset {
     };
 
     for p in 0..people {
+        let block = p / BLOCK.0;
         // Single-valued slots that change over time: each new value supersedes the previous one.
         for (predicate, values, changes) in [
             ("has_title", TITLES, 1 + rng.below(4)),
@@ -177,7 +189,7 @@ pub fn generate(scale: usize) -> Dataset {
                 state(&mut rng, from, to, (2, 3), claim, text, p);
             }
         }
-        let works_at = rng.skewed(companies);
+        let works_at = in_block(&mut rng, block, BLOCK.1);
         let claim = json!({"subject": person(p), "predicate": "works_at", "object": company(works_at), "authority": "first_party"});
         state(
             &mut rng,
@@ -189,7 +201,7 @@ pub fn generate(scale: usize) -> Dataset {
             p,
         );
         for _ in 0..2 {
-            let project_index = rng.skewed(projects);
+            let project_index = in_block(&mut rng, block, BLOCK.2);
             let claim = json!({"subject": person(p), "predicate": "contributes_to", "object": project(project_index), "authority": "first_party"});
             state(
                 &mut rng,
@@ -213,7 +225,7 @@ pub fn generate(scale: usize) -> Dataset {
             (p + 1) % people,
         );
         if rng.below(3) == 0 {
-            let concept_index = rng.skewed(concepts);
+            let concept_index = in_block(&mut rng, block, BLOCK.3);
             let claim = json!({"subject": person(p), "predicate": "focuses_on_concept", "object": concept(concept_index), "authority": "first_party"});
             state(
                 &mut rng,
@@ -227,6 +239,7 @@ pub fn generate(scale: usize) -> Dataset {
         }
     }
     for j in 0..projects {
+        let block = j / BLOCK.2;
         let changes = 1 + rng.below(3);
         let start = rng.below(STATUSES.len());
         for step in 0..changes {
@@ -244,7 +257,7 @@ pub fn generate(scale: usize) -> Dataset {
                 lead,
             );
         }
-        let lead = rng.skewed(people);
+        let lead = in_block(&mut rng, block, BLOCK.0);
         let claim = json!({"subject": project(j), "predicate": "led_by_person", "object": person(lead), "authority": "first_party"});
         state(
             &mut rng,
@@ -255,7 +268,7 @@ pub fn generate(scale: usize) -> Dataset {
             format!("Person {lead} leads Project {j}."),
             lead,
         );
-        let concept_index = rng.skewed(concepts);
+        let concept_index = in_block(&mut rng, block, BLOCK.3);
         let claim = json!({"subject": project(j), "predicate": "relates_to_concept", "object": concept(concept_index), "authority": "document"});
         state(
             &mut rng,
@@ -337,5 +350,47 @@ pub fn generate(scale: usize) -> Dataset {
         projects,
         concepts,
         segments: meetings * 100,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// Distinct people working at each company, largest first.
+    fn employer_degrees(dataset: &Dataset) -> Vec<usize> {
+        let mut staff: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for bundle in &dataset.bundles {
+            let bundle: Value = serde_json::from_str(bundle).unwrap();
+            for claim in bundle["claims"].as_array().unwrap() {
+                if claim["predicate"] == "works_at" {
+                    staff
+                        .entry(claim["object"]["name"].to_string())
+                        .or_default()
+                        .insert(claim["subject"]["name"].to_string());
+                }
+            }
+        }
+        let mut degrees: Vec<usize> = staff.values().map(BTreeSet::len).collect();
+        degrees.sort_unstable_by(|a, b| b.cmp(a));
+        degrees
+    }
+
+    #[test]
+    fn a_larger_scale_keeps_the_hubs_size() {
+        let (one, two) = (employer_degrees(&generate(1)), employer_degrees(&generate(2)));
+        // A hub of about a sixth of the block's people at every scale; a skew over the whole
+        // population would make the largest hub at scale 2 about 1.6 times the one at scale 1.
+        let ratio = two[0] as f64 / one[0] as f64;
+        assert!((0.7..1.25).contains(&ratio), "hub {} vs {}", two[0], one[0]);
+        assert!(one[0] > 100, "scale 1 has a hub of hundreds: {}", one[0]);
+        // Two blocks: two hubs of about the same size.
+        assert!(two[1] as f64 > 0.7 * one[0] as f64, "{:?}", &two[..3]);
+    }
+
+    #[test]
+    fn the_same_scale_gives_the_same_dataset() {
+        assert_eq!(generate(1).bundles, generate(1).bundles);
     }
 }
