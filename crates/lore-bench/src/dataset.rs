@@ -145,8 +145,12 @@ fn concept(index: usize) -> Value {
 pub fn generate(scale: usize) -> Dataset {
     let scale = scale.max(1);
     let meetings = 1_000 * scale;
-    let (people, companies, projects, concepts) =
-        (BLOCK.0 * scale, BLOCK.1 * scale, BLOCK.2 * scale, BLOCK.3 * scale);
+    let (people, companies, projects, concepts) = (
+        BLOCK.0 * scale,
+        BLOCK.1 * scale,
+        BLOCK.2 * scale,
+        BLOCK.3 * scale,
+    );
     // A skewed choice of one of the `size` entities of a kind in block `block`.
     let in_block = |rng: &mut Rng, block: usize, size: usize| block * size + rng.skewed(size);
     let mut rng = Rng::new(42 + scale as u64);
@@ -379,7 +383,10 @@ mod tests {
 
     #[test]
     fn a_larger_scale_keeps_the_hubs_size() {
-        let (one, two) = (employer_degrees(&generate(1)), employer_degrees(&generate(2)));
+        let (one, two) = (
+            employer_degrees(&generate(1)),
+            employer_degrees(&generate(2)),
+        );
         // A hub of about a sixth of the block's people at every scale; a skew over the whole
         // population would make the largest hub at scale 2 about 1.6 times the one at scale 1.
         let ratio = two[0] as f64 / one[0] as f64;

@@ -121,10 +121,21 @@ fn to_value<T: serde::Serialize>(value: &T) -> Value {
 
 /// Re-evaluates every touched slot and rebuilds every touched entity.
 pub fn settle(tx: &mut dyn Tx, changes: &mut Changes, now: Ts) -> EngineResult<()> {
+    settle_slots(tx, changes, now)?;
+    rebuild_entities(tx, changes)
+}
+
+/// Re-evaluates every touched slot; the entities they touch stay in `changes.entities`.
+pub fn settle_slots(tx: &mut dyn Tx, changes: &mut Changes, now: Ts) -> EngineResult<()> {
     let slots = std::mem::take(&mut changes.slots);
     for slot in &slots {
         reevaluate_slot(tx, slot, changes, now)?;
     }
+    Ok(())
+}
+
+/// Rebuilds every entity in `changes.entities` (derived fields and projection, or deletion).
+pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<()> {
     let entities = std::mem::take(&mut changes.entities);
     let mut names = Names::new();
     for entity in &entities {

@@ -1,7 +1,7 @@
 //! Ingesting one meeting bundle: sources, participants, supplied claim candidates, links and tasks, in
 //! one transaction with one `extraction_commit` revision (L1, L2, L21).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use lore_core::guard;
@@ -15,7 +15,7 @@ use lore_ingest::{Bundle, ClaimCandidate, EvidenceInput, TaskInput};
 use lore_store::Tx;
 use serde_json::json;
 
-use crate::apply::{remove_meeting, settle, Changes};
+use crate::apply::{rebuild_entities, remove_meeting, settle_slots, Changes};
 use crate::resolve::{resolve, MeetingScope};
 use crate::{Engine, EngineError, EngineResult};
 
@@ -110,14 +110,24 @@ impl Engine {
         let blobs = self.store_blobs(bundle)?;
         let now = self.now();
         self.write(owner, |tx| {
-            ingest_in_tx(self, tx, owner, bundle, &candidates, &blobs, now)
+            ingest_in_tx(
+                self,
+                tx,
+                owner,
+                bundle,
+                &candidates,
+                &blobs,
+                now,
+                EntityRebuild::Now,
+            )
         })
     }
 
     /// Ingests several validated bundles, in order, in ONE write transaction: each bundle goes
     /// through the full lifecycle of [`Engine::ingest_bundle`] and gets its own revision, but there is
     /// one durable commit for all of them, so a crash leaves the database as it was before the batch
-    /// or after all of it. Returns one result per bundle, in order.
+    /// or after all of it. The entities the batch touched are rebuilt once, at its end, and their
+    /// changes are recorded in the last bundle's revision. Returns one result per bundle, in order.
     ///
     /// A bundle that cannot be prepared (extraction or attachment failure) gets its error and the
     /// others go on. When the batch transaction fails, nothing of it is kept and every bundle is
@@ -191,7 +201,18 @@ impl Engine {
         }
         let batch = self.write(owner, |tx| {
             let mut reports = Vec::with_capacity(prepared.len());
-            for (index, candidates, blobs, now) in &prepared {
+            // The entities every bundle touches are rebuilt once, with the last bundle, whose
+            // revision records their changes: a hub named in most meetings of the batch is rebuilt
+            // once instead of once per meeting. Nothing a later bundle does reads an entity's
+            // derived fields (names, times, weight, projection), and the rebuild is a function of
+            // the stored rows alone (L14), so the state is the one-by-one state.
+            let mut pending = BTreeSet::new();
+            for (position, (index, candidates, blobs, now)) in prepared.iter().enumerate() {
+                let entities = if position + 1 == prepared.len() {
+                    EntityRebuild::WithPending(&mut pending)
+                } else {
+                    EntityRebuild::Defer(&mut pending)
+                };
                 reports.push(ingest_in_tx(
                     self,
                     tx,
@@ -200,7 +221,15 @@ impl Engine {
                     candidates,
                     blobs,
                     *now,
+                    entities,
                 )?);
+            }
+            if !pending.is_empty() {
+                // The last bundle turned out unchanged (it repeats the one before it): no revision
+                // to record the rebuilt entities in, so the batch goes one bundle at a time.
+                return Err(EngineError::Internal(
+                    "a batch ended on an unchanged bundle".into(),
+                ));
             }
             Ok(reports)
         });
@@ -213,7 +242,16 @@ impl Engine {
             Err(_) => {
                 for (index, candidates, blobs, now) in &prepared {
                     results[*index] = Some(self.write(owner, |tx| {
-                        ingest_in_tx(self, tx, owner, bundles[*index], candidates, blobs, *now)
+                        ingest_in_tx(
+                            self,
+                            tx,
+                            owner,
+                            bundles[*index],
+                            candidates,
+                            blobs,
+                            *now,
+                            EntityRebuild::Now,
+                        )
                     }));
                 }
             }
@@ -314,6 +352,17 @@ fn unchanged_report(existing: Meeting, revision: String) -> IngestReport {
     }
 }
 
+/// When the entities a bundle touched are rebuilt.
+enum EntityRebuild<'a> {
+    /// In the bundle's own settle, recorded in its revision.
+    Now,
+    /// Later in the same transaction: they join the batch's pending entities.
+    Defer(&'a mut BTreeSet<String>),
+    /// Now, with the batch's pending entities (emptied), all recorded in this bundle's revision.
+    WithPending(&'a mut BTreeSet<String>),
+}
+
+#[allow(clippy::too_many_arguments)]
 fn ingest_in_tx(
     engine: &Engine,
     tx: &mut dyn Tx,
@@ -322,6 +371,7 @@ fn ingest_in_tx(
     candidates: &Candidates,
     blobs: &BTreeMap<String, (String, i64)>,
     now: Ts,
+    entities: EntityRebuild<'_>,
 ) -> EngineResult<IngestReport> {
     let input = &bundle.meeting;
     let meeting_id = short_id("m_", &[&input.external_id]);
@@ -332,7 +382,7 @@ fn ingest_in_tx(
         .extend(candidates.diagnostics.iter().cloned());
     let mut outcome = IngestOutcome::Created;
     let mut previously_recorded: BTreeMap<String, Ts> = BTreeMap::new();
-    let mut replaced_people = std::collections::BTreeSet::new();
+    let mut replaced_people = BTreeSet::new();
     if let Some(existing) = tx.find_meeting_by_external_id(&input.external_id)? {
         if let Some(run) = tx.find_run(&existing.id, &bundle.content_hash, extractor)? {
             return Ok(unchanged_report(existing, run.revision));
@@ -566,7 +616,7 @@ fn ingest_in_tx(
                 input.started_at.plus_millis(segment.start_ms),
             )
         }));
-    let mut seen_links: std::collections::BTreeSet<String> = bundle
+    let mut seen_links: BTreeSet<String> = bundle
         .links
         .iter()
         .map(|link| short_id("l_", &[&meeting_id, &link.url]))
@@ -619,7 +669,15 @@ fn ingest_in_tx(
 
     crate::people::reconcile_people(tx, Some(&meeting_id), &replaced_people, &mut changes)?;
     let touched_slots = changes.slots.clone();
-    settle(tx, &mut changes, now)?;
+    settle_slots(tx, &mut changes, now)?;
+    match entities {
+        EntityRebuild::Now => rebuild_entities(tx, &mut changes)?,
+        EntityRebuild::Defer(pending) => pending.append(&mut changes.entities),
+        EntityRebuild::WithPending(pending) => {
+            changes.entities.append(pending);
+            rebuild_entities(tx, &mut changes)?;
+        }
+    }
     crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
         crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut Default::default())?;
