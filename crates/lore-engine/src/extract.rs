@@ -257,6 +257,7 @@ fn extract_in_tx(
             .into_iter()
             .map(|t| ((t.kind, t.key), t.tag))
             .collect(),
+        recorded_aliases: Default::default(),
     };
     let mut speaker_names = BTreeMap::new();
     for participant in participants.iter().filter(|p| !p.excluded) {

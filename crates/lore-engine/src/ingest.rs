@@ -446,6 +446,7 @@ fn ingest_in_tx(
             .filter_map(|email| email.split_once('@').map(|(_, domain)| domain.to_string()))
             .collect(),
         tag_keys: crate::tags::store_meeting_tags(tx, &meeting_id, &bundle.tags, &mut changes)?,
+        recorded_aliases: Default::default(),
     };
     let mut speaker_names: BTreeMap<String, String> = BTreeMap::new();
     let mappings = tx.list_participant_mappings(&meeting_id)?;

@@ -26,6 +26,9 @@ pub struct MeetingScope<'a> {
     pub participant_domains: Vec<String>,
     /// Tags this meeting linked to projects and concepts: `(kind, slug or key)` -> tag key (L17).
     pub tag_keys: BTreeMap<(EntityKind, String), String>,
+    /// `(entity, name)` pairs this meeting already recorded: an entity named in several statements
+    /// of one meeting is one alias row, and its same-name check has nothing new to find.
+    pub recorded_aliases: std::cell::RefCell<std::collections::HashSet<(String, String)>>,
 }
 
 /// L16: a company named without a domain takes the verified email domain of a participant of the
@@ -551,6 +554,13 @@ fn record_alias(
     scope: &MeetingScope,
 ) -> EngineResult<()> {
     if name.trim().is_empty() {
+        return Ok(());
+    }
+    let first_time = scope
+        .recorded_aliases
+        .borrow_mut()
+        .insert((entity.to_string(), name.trim().to_string()));
+    if !first_time {
         return Ok(());
     }
     tx.insert_alias(&Alias {
