@@ -4,9 +4,10 @@
 //!
 //! A larger scale is `scale` blocks of the scale-1 population: a person's employer, projects and
 //! concepts, and a project's lead, are chosen (with the same skew) within the block of the entity
-//! that refers to them. So every scale has the same degree distribution (hubs of a few hundred
-//! claims, median degree about 5) and only the database around the neighborhoods grows, which is
-//! what the growth bound on per-entity reads is about. Meetings mix statements from every block.
+//! that refers to them, and a block's statements are made in meetings of its own (the blocks'
+//! meetings interleave over one timeline). So every scale has the same degree distribution (hubs of
+//! a few hundred claims, median degree about 5, the same meetings per entity) and only the database
+//! around the neighborhoods grows, which is what the growth bound on per-entity reads is about.
 
 use serde_json::{json, Value};
 
@@ -73,6 +74,8 @@ pub const WORDS: &[&str] = &[
 
 /// The scale-1 population: people, companies, projects and concepts (one block).
 const BLOCK: (usize, usize, usize, usize) = (1_000, 200, 500, 300);
+/// Meetings per block: a block's statements are spread over meetings of its own.
+const BLOCK_MEETINGS: usize = 1_000;
 
 /// Meeting `i` starts at `FIRST_MEETING_MS + i * meeting_spacing_ms(scale)` (from 2026-01-01).
 pub const FIRST_MEETING_MS: i64 = 1_767_225_600_000;
@@ -144,7 +147,7 @@ fn concept(index: usize) -> Value {
 /// Generates the meeting bundles (as JSON text, ingested through the ordinary path) for `scale`.
 pub fn generate(scale: usize) -> Dataset {
     let scale = scale.max(1);
-    let meetings = 1_000 * scale;
+    let meetings = BLOCK_MEETINGS * scale;
     let (people, companies, projects, concepts) = (
         BLOCK.0 * scale,
         BLOCK.1 * scale,
@@ -156,9 +159,11 @@ pub fn generate(scale: usize) -> Dataset {
     let mut rng = Rng::new(42 + scale as u64);
     let mut mentions: Vec<Mention> = Vec::new();
 
-    // Spreads a fact's statements over meetings inside its window [from, to).
-    // `times` is (at least, plus up to spread - 1 more).
+    // Spreads a fact's statements over its block's meetings inside its window [from, to) (numbered
+    // within the block; the block's `i`th meeting is meeting `i * scale + block`, so every block's
+    // meetings span the whole timeline). `times` is (at least, plus up to spread - 1 more).
     let mut state = |rng: &mut Rng,
+                     block: usize,
                      from: usize,
                      to: usize,
                      times: (usize, usize),
@@ -169,7 +174,7 @@ pub fn generate(scale: usize) -> Dataset {
         let count = times.0 + rng.below(times.1);
         for _ in 0..count {
             mentions.push(Mention {
-                meeting: from + rng.below(width),
+                meeting: (from + rng.below(width)) * scale + block,
                 claim: claim.clone(),
                 text: text.clone(),
                 speaker,
@@ -187,18 +192,22 @@ pub fn generate(scale: usize) -> Dataset {
             let start = rng.below(values.len());
             for step in 0..changes {
                 let value = values[(start + step) % values.len()];
-                let (from, to) = (meetings * step / changes, meetings * (step + 1) / changes);
+                let (from, to) = (
+                    BLOCK_MEETINGS * step / changes,
+                    BLOCK_MEETINGS * (step + 1) / changes,
+                );
                 let claim = json!({"subject": person(p), "predicate": predicate, "value": value, "authority": "first_party"});
                 let text = format!("Person {p} here: my {predicate} is {value} now.");
-                state(&mut rng, from, to, (2, 3), claim, text, p);
+                state(&mut rng, block, from, to, (2, 3), claim, text, p);
             }
         }
         let works_at = in_block(&mut rng, block, BLOCK.1);
         let claim = json!({"subject": person(p), "predicate": "works_at", "object": company(works_at), "authority": "first_party"});
         state(
             &mut rng,
+            block,
             0,
-            meetings,
+            BLOCK_MEETINGS,
             (2, 2),
             claim,
             format!("I work at Company {works_at}."),
@@ -209,8 +218,9 @@ pub fn generate(scale: usize) -> Dataset {
             let claim = json!({"subject": person(p), "predicate": "contributes_to", "object": project(project_index), "authority": "first_party"});
             state(
                 &mut rng,
+                block,
                 0,
-                meetings,
+                BLOCK_MEETINGS,
                 (2, 3),
                 claim,
                 format!("I contribute to Project {project_index}."),
@@ -221,8 +231,9 @@ pub fn generate(scale: usize) -> Dataset {
         let claim = json!({"subject": person(p), "predicate": "has_skill", "value": skill, "authority": "document"});
         state(
             &mut rng,
+            block,
             0,
-            meetings,
+            BLOCK_MEETINGS,
             (2, 2),
             claim,
             format!("Person {p} is good at {skill}."),
@@ -233,8 +244,9 @@ pub fn generate(scale: usize) -> Dataset {
             let claim = json!({"subject": person(p), "predicate": "focuses_on_concept", "object": concept(concept_index), "authority": "first_party"});
             state(
                 &mut rng,
+                block,
                 0,
-                meetings,
+                BLOCK_MEETINGS,
                 (2, 2),
                 claim,
                 format!("I focus on Concept {concept_index}."),
@@ -248,11 +260,15 @@ pub fn generate(scale: usize) -> Dataset {
         let start = rng.below(STATUSES.len());
         for step in 0..changes {
             let status = STATUSES[(start + step) % STATUSES.len()];
-            let (from, to) = (meetings * step / changes, meetings * (step + 1) / changes);
+            let (from, to) = (
+                BLOCK_MEETINGS * step / changes,
+                BLOCK_MEETINGS * (step + 1) / changes,
+            );
             let claim = json!({"subject": project(j), "predicate": "has_status", "value": status, "authority": "first_party"});
-            let lead = rng.below(people);
+            let lead = block * BLOCK.0 + rng.below(BLOCK.0);
             state(
                 &mut rng,
+                block,
                 from,
                 to,
                 (2, 3),
@@ -265,8 +281,9 @@ pub fn generate(scale: usize) -> Dataset {
         let claim = json!({"subject": project(j), "predicate": "led_by_person", "object": person(lead), "authority": "first_party"});
         state(
             &mut rng,
+            block,
             0,
-            meetings,
+            BLOCK_MEETINGS,
             (2, 2),
             claim,
             format!("Person {lead} leads Project {j}."),
@@ -276,8 +293,9 @@ pub fn generate(scale: usize) -> Dataset {
         let claim = json!({"subject": project(j), "predicate": "relates_to_concept", "object": concept(concept_index), "authority": "document"});
         state(
             &mut rng,
+            block,
             0,
-            meetings,
+            BLOCK_MEETINGS,
             (2, 2),
             claim,
             format!("Project {j} is about Concept {concept_index}."),
@@ -287,8 +305,9 @@ pub fn generate(scale: usize) -> Dataset {
         let claim = json!({"subject": project(j), "predicate": "has_link", "value": url, "authority": "document"});
         state(
             &mut rng,
+            block,
             0,
-            meetings,
+            BLOCK_MEETINGS,
             (2, 2),
             claim,
             format!("The repo for Project {j} is {url} ."),
@@ -362,28 +381,38 @@ mod tests {
     use super::*;
     use std::collections::{BTreeMap, BTreeSet};
 
-    /// Distinct people working at each company, largest first.
-    fn employer_degrees(dataset: &Dataset) -> Vec<usize> {
+    /// Per company, the distinct people working there and the distinct meetings naming it as an
+    /// employer, each list largest first.
+    fn employer_degrees(dataset: &Dataset) -> (Vec<usize>, Vec<usize>) {
         let mut staff: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut meetings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for bundle in &dataset.bundles {
             let bundle: Value = serde_json::from_str(bundle).unwrap();
             for claim in bundle["claims"].as_array().unwrap() {
                 if claim["predicate"] == "works_at" {
+                    let company = claim["object"]["name"].to_string();
                     staff
-                        .entry(claim["object"]["name"].to_string())
+                        .entry(company.clone())
                         .or_default()
                         .insert(claim["subject"]["name"].to_string());
+                    meetings
+                        .entry(company)
+                        .or_default()
+                        .insert(bundle["meeting"]["external_id"].to_string());
                 }
             }
         }
-        let mut degrees: Vec<usize> = staff.values().map(BTreeSet::len).collect();
-        degrees.sort_unstable_by(|a, b| b.cmp(a));
-        degrees
+        let sorted = |map: BTreeMap<String, BTreeSet<String>>| {
+            let mut sizes: Vec<usize> = map.values().map(BTreeSet::len).collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            sizes
+        };
+        (sorted(staff), sorted(meetings))
     }
 
     #[test]
     fn a_larger_scale_keeps_the_hubs_size() {
-        let (one, two) = (
+        let ((one, one_meetings), (two, two_meetings)) = (
             employer_degrees(&generate(1)),
             employer_degrees(&generate(2)),
         );
@@ -394,6 +423,15 @@ mod tests {
         assert!(one[0] > 100, "scale 1 has a hub of hundreds: {}", one[0]);
         // Two blocks: two hubs of about the same size.
         assert!(two[1] as f64 > 0.7 * one[0] as f64, "{:?}", &two[..3]);
+        // The hub is named in as many meetings at both scales: its statements are made in its own
+        // block's meetings, not spread thinner over all of them.
+        let ratio = two_meetings[0] as f64 / one_meetings[0] as f64;
+        assert!(
+            (0.7..1.25).contains(&ratio),
+            "meetings {} vs {}",
+            two_meetings[0],
+            one_meetings[0]
+        );
     }
 
     #[test]

@@ -55,6 +55,23 @@ pub struct BenchReport {
     pub graph_sizes: BTreeMap<String, BTreeMap<String, usize>>,
 }
 
+/// The `count` entities that are subject or object of the most claims, most first (ties by id).
+fn hubs(claims: &[lore_core::model::Claim], count: usize) -> Vec<String> {
+    let mut degree: BTreeMap<&str, usize> = BTreeMap::new();
+    for claim in claims {
+        for entity in std::iter::once(&claim.subject).chain(claim.object_entity.iter()) {
+            *degree.entry(entity.as_str()).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(&str, usize)> = degree.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    ranked
+        .into_iter()
+        .take(count)
+        .map(|(id, _)| id.to_string())
+        .collect()
+}
+
 /// Percentiles of measured durations, in microseconds.
 pub fn stats(mut samples: Vec<Duration>) -> OpStats {
     samples.sort_unstable();
@@ -172,11 +189,13 @@ pub fn run(
         .read(OWNER, |tx| Ok(tx.list_claims()?))
         .map_err(|e| e.to_string())?;
     let samples = config.samples.max(10);
+    let hubs = hubs(&claims_after_edits, 20 * config.scale);
     let targets: Vec<String> = (0..samples)
         .map(|i| {
-            // Every fifth target is a hub (low index in the skewed generator = many claims).
-            if i % 5 == 0 {
-                entities[rng.below(entities.len().min(20))].id.clone()
+            // Every fifth target is a hub: one of the 20 entities with the most claims per block of
+            // the dataset (so the same share of the population at every scale).
+            if i % 5 == 0 && !hubs.is_empty() {
+                hubs[rng.below(hubs.len())].clone()
             } else {
                 entities[rng.below(entities.len())].id.clone()
             }
