@@ -173,6 +173,21 @@ fn rebuild_slot_history(
     if claims.is_empty() {
         return Ok(());
     }
+    // The slot's status history and supersedes links, each read in one statement, by claim.
+    let mut histories_by_claim: HashMap<String, Vec<StatusChange>> = HashMap::new();
+    for row in tx.list_status_changes_by_slot(slot)? {
+        histories_by_claim
+            .entry(row.claim.clone())
+            .or_default()
+            .push(row);
+    }
+    let mut links_by_claim: HashMap<String, Vec<SupersedesLink>> = HashMap::new();
+    for link in tx.list_supersedes_links_by_slot(slot)? {
+        links_by_claim
+            .entry(link.claim.clone())
+            .or_default()
+            .push(link);
+    }
     let mut evidence = BTreeMap::new();
     let mut links = BTreeMap::new();
     let mut instants = BTreeSet::new();
@@ -181,11 +196,14 @@ fn rebuild_slot_history(
         let rows = by_claim.remove(&claim.id).unwrap_or_default();
         instants.extend(rows.iter().map(|row| row.recorded_at));
         instants.extend(claim.retracted_at);
-        let history = tx.list_status_changes(&claim.id)?;
+        let history = histories_by_claim.remove(&claim.id).unwrap_or_default();
         instants.extend(history.iter().map(|row| row.recorded_at));
         stored.insert(claim.id.as_str(), history);
         evidence.insert(claim.id.clone(), rows);
-        links.insert(claim.id.clone(), tx.list_supersedes_links(&claim.id)?);
+        links.insert(
+            claim.id.clone(),
+            links_by_claim.remove(&claim.id).unwrap_or_default(),
+        );
     }
     let mut histories: BTreeMap<&str, Vec<StatusChange>> = claims
         .iter()

@@ -1135,15 +1135,14 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn delete_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
-        let entities = self.all(
-            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
+        // One statement: the rows go and name their entities on the way out.
+        let mut entities: Vec<String> = self.all(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND meeting = ?2 RETURNING entity",
             params![self.owner, meeting],
             |row| row.get(0),
         )?;
-        self.exec(
-            "DELETE FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
-            params![self.owner, meeting],
-        )?;
+        entities.sort();
+        entities.dedup();
         Ok(entities)
     }
 
@@ -2164,6 +2163,73 @@ impl Tx for SqliteTx<'_> {
         docs: &[i64],
     ) -> StoreResult<Vec<(i64, String)>> {
         self.read_search_snippets(query, docs)
+    }
+
+    fn delete_evidence_many(&mut self, ids: &[String]) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.exec(
+            "DELETE FROM evidence WHERE owner = ?1 AND id IN (SELECT value FROM json_each(?2))",
+            params![self.owner, to_json(&ids)],
+        )
+        .map(|_| ())
+    }
+
+    fn list_claims_without_evidence(&mut self, claims: &[String]) -> StoreResult<Vec<String>> {
+        if claims.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.all(
+            "SELECT c.value FROM json_each(?2) AS c WHERE NOT EXISTS \
+             (SELECT 1 FROM evidence WHERE owner = ?1 AND claim = c.value) ORDER BY c.key",
+            params![self.owner, to_json(&claims)],
+            |row| row.get(0),
+        )
+    }
+
+    fn find_identifier_source(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Option<IdentifierSource>> {
+        self.one(
+            "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
+             WHERE owner = ?1 AND scheme = ?2 AND value = ?3 ORDER BY meeting, grp LIMIT 1",
+            params![self.owner, scheme, value],
+            |row| {
+                Ok(IdentifierSource {
+                    scheme: row.get(0)?,
+                    value: row.get(1)?,
+                    meeting: row.get(2)?,
+                    group: row.get(3)?,
+                    primary: row.get::<_, i64>(4)? != 0,
+                })
+            },
+        )
+    }
+
+    fn list_status_changes_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<StatusChange>> {
+        self.all(
+            "SELECT claim, recorded_at, derived FROM claim_status_history WHERE owner = ?1 AND claim IN \
+             (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
+             ORDER BY claim, seq",
+            params![self.owner, slot.subject, slot.predicate, slot.context],
+            |row| Ok(StatusChange { claim: row.get(0)?, recorded_at: Ts(row.get(1)?), derived: from_json(row, 2)? }),
+        )
+    }
+
+    fn list_supersedes_links_by_slot(
+        &mut self,
+        slot: &SlotKey,
+    ) -> StoreResult<Vec<SupersedesLink>> {
+        self.all(
+            "SELECT claim, target, evidence FROM claim_supersedes WHERE owner = ?1 AND claim IN \
+             (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
+             ORDER BY claim, target, evidence",
+            params![self.owner, slot.subject, slot.predicate, slot.context],
+            |row| Ok(SupersedesLink { claim: row.get(0)?, target: row.get(1)?, evidence: row.get(2)? }),
+        )
     }
 }
 
