@@ -778,6 +778,35 @@ fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
         tx.replace_status_history("c1", &rewritten)?;
         assert_eq!(tx.list_status_changes("c1")?, rewritten);
         assert_eq!(tx.list_status_as_of("e1", Ts(30))?[0].derived, active);
+        // A new history that shares a first part with the stored one (a backend may keep those
+        // rows), then differs, grows, shrinks, or differs only in the derived state.
+        let row = |at: i64, derived: &ClaimDerived| StatusChange {
+            claim: "c1".into(),
+            recorded_at: Ts(at),
+            derived: derived.clone(),
+        };
+        let mut later = superseded.clone();
+        later.last_observed_at = Some(Ts(40));
+        for history in [
+            vec![row(12, &active), row(20, &superseded), row(30, &active)],
+            vec![row(12, &active), row(20, &superseded), row(30, &later)],
+            vec![row(12, &active), row(25, &superseded)],
+            vec![row(12, &active), row(25, &later), row(30, &active)],
+            vec![row(12, &active)],
+            vec![row(11, &active), row(25, &later)],
+            Vec::new(),
+            vec![row(12, &active)],
+        ] {
+            tx.replace_status_history("c1", &history)?;
+            assert_eq!(tx.list_status_changes("c1")?, history);
+            // Appending after a replacement continues the sequence.
+            let next = row(50, &later);
+            tx.insert_status_change(&next)?;
+            let mut grown = history.clone();
+            grown.push(next);
+            assert_eq!(tx.list_status_changes("c1")?, grown);
+            tx.replace_status_history("c1", &history)?;
+        }
         Ok(())
     })
     .expect("status_history_is_replaced_whole_and_read_as_of");
