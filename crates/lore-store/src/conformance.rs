@@ -26,6 +26,83 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     search_window_is_the_owners_newest_matches(make_store().as_ref());
     evidence_by_slot_is_evidence_by_claim_of_the_slot(make_store().as_ref());
     set_based_deletion_reads_equal_their_definitions(make_store().as_ref());
+    claim_derived_updates_reach_every_read(make_store().as_ref());
+}
+
+/// `update_claim_derived` changes every derived field, whichever of them change together, and the
+/// reads that answer from indexes (the projection, claims by predicate) see the new state; an unknown
+/// claim is not found.
+fn claim_derived_updates_reach_every_read(store: &dyn Store) {
+    write(store, "o", |tx| {
+        tx.upsert_entity(&sample_entity("e1"))?;
+        let mut claim = sample_claim("c1", "e1");
+        claim.derived.superseded_by = None;
+        tx.insert_claim(&claim)?;
+        type Row = (String, Authority, Option<Ts>, Option<Ts>);
+        let projected = |tx: &mut dyn crate::Tx| -> StoreResult<Vec<Row>> {
+            Ok(tx
+                .list_projected_claims("e1")?
+                .into_iter()
+                .map(|p| (p.id, p.authority, p.valid_from, p.valid_to))
+                .collect())
+        };
+        let by_predicate = |tx: &mut dyn crate::Tx| -> StoreResult<Vec<ClaimStatus>> {
+            Ok(tx
+                .list_claims_by_predicate("has_title")?
+                .into_iter()
+                .map(|c| c.derived.status)
+                .collect())
+        };
+        assert!(projected(tx)?.is_empty(), "superseded: not projected");
+        let mut derived = claim.derived.clone();
+        // Only the observation times and the period list change.
+        derived.last_observed_at = Some(Ts(40));
+        derived.periods.push(Period {
+            from: Ts(5),
+            to: None,
+        });
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(tx.find_claim("c1")?.unwrap().derived, derived);
+        assert!(projected(tx)?.is_empty());
+        // Status, authority and validity change.
+        derived.status = ClaimStatus::Active;
+        derived.authority = Authority::Manual;
+        derived.valid_from = Some(Ts(2));
+        derived.valid_to = None;
+        derived.superseded_at = None;
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(tx.find_claim("c1")?.unwrap().derived, derived);
+        assert_eq!(tx.list_claims_by_subject("e1")?[0].derived, derived);
+        assert_eq!(
+            projected(tx)?,
+            [("c1".to_string(), Authority::Manual, Some(Ts(2)), None)]
+        );
+        assert_eq!(by_predicate(tx)?, [ClaimStatus::Active]);
+        // Only the validity changes.
+        derived.valid_to = Some(Ts(90));
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(
+            projected(tx)?,
+            [(
+                "c1".to_string(),
+                Authority::Manual,
+                Some(Ts(2)),
+                Some(Ts(90))
+            )]
+        );
+        // Only the status changes.
+        derived.status = ClaimStatus::Expired;
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(tx.find_claim("c1")?.unwrap().derived, derived);
+        assert!(projected(tx)?.is_empty());
+        assert_eq!(by_predicate(tx)?, [ClaimStatus::Expired]);
+        assert!(matches!(
+            tx.update_claim_derived("nothing", &derived),
+            Err(StoreError::NotFound(_))
+        ));
+        Ok(())
+    })
+    .expect("claim_derived_updates_reach_every_read");
 }
 
 /// The set-based reads and writes of a source deletion (L13) answer exactly what their one-by-one
