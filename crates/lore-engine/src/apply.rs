@@ -152,21 +152,31 @@ type Names = std::collections::HashMap<String, String>;
 pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, Vec<SlotClaim>)> {
     let claims = tx.list_claims_by_slot(slot)?;
     let by_claim = slot_evidence_by_claim(tx, slot, &claims)?;
-    let slot_claims = slot_claims_of(tx, &claims, &by_claim)?;
+    let slot_claims = slot_claims_of(tx, slot, &claims, &by_claim)?;
     Ok((claims, slot_claims))
 }
 
-/// The rules' view of a slot's claims, given their evidence by claim.
+/// The rules' view of a slot's claims, given their evidence by claim; the slot's supersedes links
+/// are read in one statement.
 fn slot_claims_of(
     tx: &mut dyn Tx,
+    slot: &SlotKey,
     claims: &[Claim],
     by_claim: &HashMap<String, Vec<Evidence>>,
 ) -> EngineResult<Vec<SlotClaim>> {
+    let mut links_by_claim: HashMap<String, Vec<String>> = HashMap::new();
+    if !claims.is_empty() {
+        for link in tx.list_supersedes_links_by_slot(slot)? {
+            links_by_claim
+                .entry(link.claim)
+                .or_default()
+                .push(link.target);
+        }
+    }
     let mut slot_claims = Vec::with_capacity(claims.len());
     for claim in claims {
         let evidence = by_claim.get(&claim.id).map(Vec::as_slice).unwrap_or(&[]);
-        let links = tx.list_supersedes_links(&claim.id)?;
-        let mut supersedes: Vec<String> = links.into_iter().map(|link| link.target).collect();
+        let mut supersedes: Vec<String> = links_by_claim.remove(&claim.id).unwrap_or_default();
         supersedes.dedup();
         slot_claims.push(SlotClaim {
             id: claim.id.clone(),
@@ -226,7 +236,7 @@ fn reevaluate_slot(
         return Ok(());
     }
     let by_claim = slot_evidence_by_claim(tx, slot, &claims)?;
-    let slot_claims = slot_claims_of(tx, &claims, &by_claim)?;
+    let slot_claims = slot_claims_of(tx, slot, &claims, &by_claim)?;
     let outcome = evaluate_slot(&slot_claims);
     for dropped in &outcome.dropped_links {
         let message = format!(
@@ -443,24 +453,28 @@ pub fn remove_evidence(
     evidence: &[Evidence],
     changes: &mut Changes,
 ) -> EngineResult<()> {
+    // Set-based: the rows go in one statement, and one more tells which claims kept no evidence.
+    let ids: Vec<String> = evidence.iter().map(|row| row.id.clone()).collect();
+    tx.delete_evidence_many(&ids)?;
     let mut claim_ids = BTreeSet::new();
     for row in evidence {
-        tx.delete_evidence(&row.id)?;
         changes.record(format!("evidence:{}", row.id), Some(to_value(row)), None);
         claim_ids.insert(row.claim.clone());
     }
+    let claim_ids: Vec<String> = claim_ids.into_iter().collect();
+    let unsupported: BTreeSet<String> = tx
+        .list_claims_without_evidence(&claim_ids)?
+        .into_iter()
+        .collect();
     for claim_id in claim_ids {
         let Some(claim) = tx.find_claim(&claim_id)? else {
             continue;
         };
         changes.touch_claim(&claim);
-        let remaining = tx.list_evidence_by_claim(&claim_id)?;
-        if remaining.is_empty() && claim.retracted_at.is_none() {
+        if unsupported.contains(&claim_id) && claim.retracted_at.is_none() {
             tx.delete_claim(&claim_id)?;
-            let suggestion = conflict_suggestion_id(&claim_id);
-            if tx.find_suggestion(&suggestion)?.is_some() {
-                tx.delete_suggestion(&suggestion)?;
-            }
+            // Deleting a missing review-queue entry is a no-op.
+            tx.delete_suggestion(&conflict_suggestion_id(&claim_id))?;
             changes.record(format!("claim:{claim_id}"), Some(to_value(&claim)), None);
         }
     }

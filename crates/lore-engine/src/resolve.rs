@@ -385,9 +385,9 @@ fn forget_sources(
     for source in sources {
         tx.delete_identifier_source(source)?;
         changes.record_row(identifier_source_key(source), Some(source), None);
-        if !tx
-            .list_identifier_sources(&source.scheme, &source.value)?
-            .is_empty()
+        if tx
+            .find_identifier_source(&source.scheme, &source.value)?
+            .is_some()
         {
             continue;
         }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
 use lore_core::reading::{deadline_state, effective_status};
-use lore_core::slot::{evaluate_slot, SlotClaim};
+use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
 use lore_store::Tx;
@@ -173,6 +173,21 @@ fn rebuild_slot_history(
     if claims.is_empty() {
         return Ok(());
     }
+    // The slot's status history and supersedes links, each read in one statement, by claim.
+    let mut histories_by_claim: HashMap<String, Vec<StatusChange>> = HashMap::new();
+    for row in tx.list_status_changes_by_slot(slot)? {
+        histories_by_claim
+            .entry(row.claim.clone())
+            .or_default()
+            .push(row);
+    }
+    let mut links_by_claim: HashMap<String, Vec<SupersedesLink>> = HashMap::new();
+    for link in tx.list_supersedes_links_by_slot(slot)? {
+        links_by_claim
+            .entry(link.claim.clone())
+            .or_default()
+            .push(link);
+    }
     let mut evidence = BTreeMap::new();
     let mut links = BTreeMap::new();
     let mut instants = BTreeSet::new();
@@ -181,37 +196,52 @@ fn rebuild_slot_history(
         let rows = by_claim.remove(&claim.id).unwrap_or_default();
         instants.extend(rows.iter().map(|row| row.recorded_at));
         instants.extend(claim.retracted_at);
-        let history = tx.list_status_changes(&claim.id)?;
+        let history = histories_by_claim.remove(&claim.id).unwrap_or_default();
         instants.extend(history.iter().map(|row| row.recorded_at));
         stored.insert(claim.id.as_str(), history);
         evidence.insert(claim.id.clone(), rows);
-        links.insert(claim.id.clone(), tx.list_supersedes_links(&claim.id)?);
+        links.insert(
+            claim.id.clone(),
+            links_by_claim.remove(&claim.id).unwrap_or_default(),
+        );
     }
     let mut histories: BTreeMap<&str, Vec<StatusChange>> = claims
         .iter()
         .map(|claim| (claim.id.as_str(), Vec::new()))
         .collect();
+    // An evidence row, and a supersedes link citing it, count from the instant the row was recorded;
+    // the rules' view of each row is built once, not once per instant.
+    let recorded: HashMap<&str, Ts> = evidence
+        .values()
+        .flatten()
+        .map(|row| (row.id.as_str(), row.recorded_at))
+        .collect();
+    let viewed: HashMap<&str, Vec<(Ts, SlotEvidence)>> = evidence
+        .iter()
+        .map(|(claim, rows)| {
+            let rows = rows
+                .iter()
+                .map(|row| (row.recorded_at, slot_evidence(row)))
+                .collect();
+            (claim.as_str(), rows)
+        })
+        .collect();
     for at in instants {
-        let visible_ids: BTreeSet<&str> = evidence
-            .values()
-            .flatten()
-            .filter(|row| row.recorded_at <= at)
-            .map(|row| row.id.as_str())
-            .collect();
+        let visible = |id: &str| recorded.get(id).is_some_and(|recorded| *recorded <= at);
         let slot_claims: Vec<SlotClaim> = claims
             .iter()
             .filter_map(|claim| {
-                let rows: Vec<_> = evidence[&claim.id]
+                let rows: Vec<SlotEvidence> = viewed[claim.id.as_str()]
                     .iter()
-                    .filter(|row| visible_ids.contains(row.id.as_str()))
-                    .map(slot_evidence)
+                    .filter(|(recorded, _)| *recorded <= at)
+                    .map(|(_, row)| row.clone())
                     .collect();
                 if rows.is_empty() {
                     return None;
                 }
                 let mut supersedes: Vec<String> = links[&claim.id]
                     .iter()
-                    .filter(|link| visible_ids.contains(link.evidence.as_str()))
+                    .filter(|link| visible(&link.evidence))
                     .map(|link| link.target.clone())
                     .collect();
                 supersedes.dedup();

@@ -25,6 +25,221 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     projection_and_snippet_reads_equal_their_definitions(make_store().as_ref());
     search_window_is_the_owners_newest_matches(make_store().as_ref());
     evidence_by_slot_is_evidence_by_claim_of_the_slot(make_store().as_ref());
+    set_based_deletion_reads_equal_their_definitions(make_store().as_ref());
+    claim_derived_updates_reach_every_read(make_store().as_ref());
+}
+
+/// `update_claim_derived` changes every derived field, whichever of them change together, and the
+/// reads that answer from indexes (the projection, claims by predicate) see the new state; an unknown
+/// claim is not found.
+fn claim_derived_updates_reach_every_read(store: &dyn Store) {
+    write(store, "o", |tx| {
+        tx.upsert_entity(&sample_entity("e1"))?;
+        let mut claim = sample_claim("c1", "e1");
+        claim.derived.superseded_by = None;
+        tx.insert_claim(&claim)?;
+        type Row = (String, Authority, Option<Ts>, Option<Ts>);
+        let projected = |tx: &mut dyn crate::Tx| -> StoreResult<Vec<Row>> {
+            Ok(tx
+                .list_projected_claims("e1")?
+                .into_iter()
+                .map(|p| (p.id, p.authority, p.valid_from, p.valid_to))
+                .collect())
+        };
+        let by_predicate = |tx: &mut dyn crate::Tx| -> StoreResult<Vec<ClaimStatus>> {
+            Ok(tx
+                .list_claims_by_predicate("has_title")?
+                .into_iter()
+                .map(|c| c.derived.status)
+                .collect())
+        };
+        assert!(projected(tx)?.is_empty(), "superseded: not projected");
+        let mut derived = claim.derived.clone();
+        // Only the observation times and the period list change.
+        derived.last_observed_at = Some(Ts(40));
+        derived.periods.push(Period {
+            from: Ts(5),
+            to: None,
+        });
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(tx.find_claim("c1")?.unwrap().derived, derived);
+        assert!(projected(tx)?.is_empty());
+        // Status, authority and validity change.
+        derived.status = ClaimStatus::Active;
+        derived.authority = Authority::Manual;
+        derived.valid_from = Some(Ts(2));
+        derived.valid_to = None;
+        derived.superseded_at = None;
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(tx.find_claim("c1")?.unwrap().derived, derived);
+        assert_eq!(tx.list_claims_by_subject("e1")?[0].derived, derived);
+        assert_eq!(
+            projected(tx)?,
+            [("c1".to_string(), Authority::Manual, Some(Ts(2)), None)]
+        );
+        assert_eq!(by_predicate(tx)?, [ClaimStatus::Active]);
+        // Only the validity changes.
+        derived.valid_to = Some(Ts(90));
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(
+            projected(tx)?,
+            [(
+                "c1".to_string(),
+                Authority::Manual,
+                Some(Ts(2)),
+                Some(Ts(90))
+            )]
+        );
+        // Only the status changes.
+        derived.status = ClaimStatus::Expired;
+        tx.update_claim_derived("c1", &derived)?;
+        assert_eq!(tx.find_claim("c1")?.unwrap().derived, derived);
+        assert!(projected(tx)?.is_empty());
+        assert_eq!(by_predicate(tx)?, [ClaimStatus::Expired]);
+        assert!(matches!(
+            tx.update_claim_derived("nothing", &derived),
+            Err(StoreError::NotFound(_))
+        ));
+        Ok(())
+    })
+    .expect("claim_derived_updates_reach_every_read");
+}
+
+/// The set-based reads and writes of a source deletion (L13) answer exactly what their one-by-one
+/// definitions answer: `delete_evidence_many` = `delete_evidence` per id, `list_claims_without_evidence`
+/// = `list_evidence_by_claim(..).is_empty()` per claim, `find_identifier_source` = the first of
+/// `list_identifier_sources`, and the by-slot status history and supersedes links = the per-claim
+/// reads of the slot's claims; other slots, contexts and owners are left out.
+fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
+    let claim = |id: &str, predicate: &str, context: Option<&str>| {
+        let mut claim = sample_claim(id, "e1");
+        claim.predicate = predicate.into();
+        claim.context_entity = context.map(str::to_string);
+        claim.derived.superseded_by = None;
+        claim
+    };
+    let change = |claim: &str, at: i64, status: ClaimStatus| {
+        let mut derived = sample_claim(claim, "e1").derived;
+        derived.status = status;
+        StatusChange {
+            claim: claim.into(),
+            recorded_at: Ts(at),
+            derived,
+        }
+    };
+    let link = |claim: &str, target: &str, evidence: &str| SupersedesLink {
+        claim: claim.into(),
+        target: target.into(),
+        evidence: evidence.into(),
+    };
+    let source = |value: &str, meeting: &str, group: &str| IdentifierSource {
+        scheme: "email".into(),
+        value: value.into(),
+        meeting: meeting.into(),
+        group: group.into(),
+        primary: group == "g1",
+    };
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_meeting(&sample_meeting("m2"))?;
+            tx.upsert_entity(&sample_entity("e1"))?;
+            tx.upsert_entity(&sample_entity("e2"))?;
+            tx.insert_claim(&claim("c2", "has_title", None))?;
+            tx.insert_claim(&claim("c1", "has_title", None))?;
+            tx.insert_claim(&claim("c3", "works_at", None))?;
+            tx.insert_claim(&claim("c4", "has_title", Some("e2")))?;
+            for (id, claim) in [("v1", "c1"), ("v2", "c1"), ("v3", "c2"), ("v4", "c3")] {
+                tx.insert_evidence(&sample_evidence(id, claim, "m1"))?;
+            }
+            tx.insert_evidence(&sample_evidence("v5", "c4", "m2"))?;
+            tx.insert_supersedes_link(&link("c2", "c1", "v3"))?;
+            tx.insert_supersedes_link(&link("c1", "c2", "v2"))?;
+            tx.insert_supersedes_link(&link("c1", "c0", "v1"))?;
+            tx.insert_supersedes_link(&link("c4", "c3", "v5"))?;
+            for row in [
+                change("c2", 10, ClaimStatus::Active),
+                change("c1", 10, ClaimStatus::Active),
+                change("c1", 20, ClaimStatus::Superseded),
+                change("c3", 10, ClaimStatus::Active),
+                change("c4", 10, ClaimStatus::Active),
+            ] {
+                tx.insert_status_change(&row)?;
+            }
+            tx.insert_identifier_source(&source("a@x.example", "m2", "g2"))?;
+            tx.insert_identifier_source(&source("a@x.example", "m1", "g1"))?;
+            if owner == "bob" {
+                tx.insert_evidence(&sample_evidence("v6", "c2", "m2"))?;
+                tx.insert_identifier_source(&source("b@x.example", "m1", "g1"))?;
+            }
+            Ok(())
+        })
+        .expect("set-based deletion: writes");
+    }
+    write(store, "alice", |tx| {
+        let slot = SlotKey {
+            subject: "e1".into(),
+            predicate: "has_title".into(),
+            context: None,
+        };
+        let mut history = tx.list_status_changes("c1")?;
+        history.extend(tx.list_status_changes("c2")?);
+        assert_eq!(tx.list_status_changes_by_slot(&slot)?, history);
+        assert_eq!(history.len(), 3, "the slot's history, claim by claim");
+        let mut links = tx.list_supersedes_links("c1")?;
+        links.extend(tx.list_supersedes_links("c2")?);
+        assert_eq!(tx.list_supersedes_links_by_slot(&slot)?, links);
+        assert_eq!(links.len(), 3, "the slot's links, claim by claim");
+        let in_context = SlotKey {
+            context: Some("e2".into()),
+            ..slot.clone()
+        };
+        assert_eq!(
+            tx.list_supersedes_links_by_slot(&in_context)?,
+            tx.list_supersedes_links("c4")?
+        );
+        assert_eq!(tx.list_status_changes_by_slot(&in_context)?.len(), 1);
+        let empty = SlotKey {
+            subject: "nobody".into(),
+            ..slot
+        };
+        assert!(tx.list_status_changes_by_slot(&empty)?.is_empty());
+        assert!(tx.list_supersedes_links_by_slot(&empty)?.is_empty());
+
+        let first = tx.list_identifier_sources("email", "a@x.example")?[0].clone();
+        assert_eq!(first.meeting, "m1");
+        assert_eq!(
+            tx.find_identifier_source("email", "a@x.example")?,
+            Some(first)
+        );
+        assert_eq!(
+            tx.find_identifier_source("email", "b@x.example")?,
+            None,
+            "bob's"
+        );
+
+        let claims: Vec<String> = ["c3", "c1", "c2", "nothing"].map(String::from).into();
+        assert_eq!(tx.list_claims_without_evidence(&claims)?, ["nothing"]);
+        tx.delete_evidence_many(&[])?;
+        tx.delete_evidence_many(&["v1".into(), "v3".into(), "v4".into(), "missing".into()])?;
+        assert_eq!(
+            tx.list_claims_without_evidence(&claims)?,
+            ["c3", "c2", "nothing"],
+            "in the order given"
+        );
+        assert_eq!(tx.list_evidence_by_claim("c1")?.len(), 1);
+        assert!(tx.list_claims_without_evidence(&[])?.is_empty());
+        Ok(())
+    })
+    .expect("set-based deletion: alice");
+    write(store, "bob", |tx| {
+        // Alice's deletion left Bob's rows alone.
+        let claims: Vec<String> = ["c1", "c2", "c3", "c4"].map(String::from).into();
+        assert!(tx.list_claims_without_evidence(&claims)?.is_empty());
+        assert_eq!(tx.list_evidence_by_claim("c2")?.len(), 2);
+        Ok(())
+    })
+    .expect("set-based deletion: bob");
 }
 
 /// `list_evidence_by_slot` returns exactly the evidence of the slot's claims, grouped by claim in id
@@ -640,6 +855,35 @@ fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
         tx.replace_status_history("c1", &rewritten)?;
         assert_eq!(tx.list_status_changes("c1")?, rewritten);
         assert_eq!(tx.list_status_as_of("e1", Ts(30))?[0].derived, active);
+        // A new history that shares a first part with the stored one (a backend may keep those
+        // rows), then differs, grows, shrinks, or differs only in the derived state.
+        let row = |at: i64, derived: &ClaimDerived| StatusChange {
+            claim: "c1".into(),
+            recorded_at: Ts(at),
+            derived: derived.clone(),
+        };
+        let mut later = superseded.clone();
+        later.last_observed_at = Some(Ts(40));
+        for history in [
+            vec![row(12, &active), row(20, &superseded), row(30, &active)],
+            vec![row(12, &active), row(20, &superseded), row(30, &later)],
+            vec![row(12, &active), row(25, &superseded)],
+            vec![row(12, &active), row(25, &later), row(30, &active)],
+            vec![row(12, &active)],
+            vec![row(11, &active), row(25, &later)],
+            Vec::new(),
+            vec![row(12, &active)],
+        ] {
+            tx.replace_status_history("c1", &history)?;
+            assert_eq!(tx.list_status_changes("c1")?, history);
+            // Appending after a replacement continues the sequence.
+            let next = row(50, &later);
+            tx.insert_status_change(&next)?;
+            let mut grown = history.clone();
+            grown.push(next);
+            assert_eq!(tx.list_status_changes("c1")?, grown);
+            tx.replace_status_history("c1", &history)?;
+        }
         Ok(())
     })
     .expect("status_history_is_replaced_whole_and_read_as_of");

@@ -436,4 +436,71 @@ pub trait Tx {
         }
         Ok(snippets)
     }
+
+    // Write path: source deletion (L13), set-based where the backend can.
+    /// Deletes the evidence rows with these ids (ids that do not exist, or belong to another owner,
+    /// are skipped), as `delete_evidence` does one by one. A backend may do it in one statement.
+    fn delete_evidence_many(&mut self, ids: &[String]) -> StoreResult<()> {
+        for id in ids {
+            self.delete_evidence(id)?;
+        }
+        Ok(())
+    }
+    /// Those of `claims` that have no evidence row left (whether or not the claim exists), in the
+    /// order given: what `list_evidence_by_claim(..).is_empty()` answers for each, in one statement
+    /// where the backend can.
+    fn list_claims_without_evidence(&mut self, claims: &[String]) -> StoreResult<Vec<String>> {
+        let mut unsupported = Vec::new();
+        for claim in claims {
+            if self.list_evidence_by_claim(claim)?.is_empty() {
+                unsupported.push(claim.clone());
+            }
+        }
+        Ok(unsupported)
+    }
+    /// One source of an identifier, the first in `list_identifier_sources` order, or `None`: whether
+    /// anything still teaches it, without reading every source.
+    fn find_identifier_source(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Option<IdentifierSource>> {
+        Ok(self
+            .list_identifier_sources(scheme, value)?
+            .into_iter()
+            .next())
+    }
+    /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each
+    /// claim's rows in `list_status_changes` order. A backend may read them in one statement.
+    fn list_status_changes_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<StatusChange>> {
+        let mut claims: Vec<String> = self
+            .list_claims_by_slot(slot)?
+            .into_iter()
+            .map(|claim| claim.id)
+            .collect();
+        claims.sort();
+        let mut rows = Vec::new();
+        for claim in claims {
+            rows.extend(self.list_status_changes(&claim)?);
+        }
+        Ok(rows)
+    }
+    /// The supersedes links of every claim of one slot: by claim id, each claim's links in
+    /// `list_supersedes_links` order. A backend may read them in one statement.
+    fn list_supersedes_links_by_slot(
+        &mut self,
+        slot: &SlotKey,
+    ) -> StoreResult<Vec<SupersedesLink>> {
+        let mut claims: Vec<String> = self
+            .list_claims_by_slot(slot)?
+            .into_iter()
+            .map(|claim| claim.id)
+            .collect();
+        claims.sort();
+        let mut rows = Vec::new();
+        for claim in claims {
+            rows.extend(self.list_supersedes_links(&claim)?);
+        }
+        Ok(rows)
+    }
 }

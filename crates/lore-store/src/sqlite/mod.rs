@@ -1135,15 +1135,14 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn delete_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
-        let entities = self.all(
-            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
+        // One statement: the rows go and name their entities on the way out.
+        let mut entities: Vec<String> = self.all(
+            "DELETE FROM entity_aliases WHERE owner = ?1 AND meeting = ?2 RETURNING entity",
             params![self.owner, meeting],
             |row| row.get(0),
         )?;
-        self.exec(
-            "DELETE FROM entity_aliases WHERE owner = ?1 AND meeting = ?2",
-            params![self.owner, meeting],
-        )?;
+        entities.sort();
+        entities.dedup();
         Ok(entities)
     }
 
@@ -1180,18 +1179,35 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn update_claim_derived(&mut self, id: &str, d: &ClaimDerived) -> StoreResult<()> {
+        // Two statements: SQLite rewrites the entries of every index holding a column an UPDATE
+        // sets, changed or not, so the indexed columns (status, authority, validity: the subject,
+        // object and predicate indexes) are set only when one of them changes. Most updates (a
+        // claim losing or gaining evidence) change observation times alone, and each skipped index
+        // entry is a page the commit does not write.
         let changed = self.exec(
-            "UPDATE claims SET status = ?3, authority = ?4, valid_from = ?5, valid_to = ?6, first_observed_at = ?7, \
-             last_observed_at = ?8, superseded_at = ?9, superseded_by = ?10, conflict = ?11, end_outcome = ?12, \
-             periods = ?13 WHERE owner = ?1 AND id = ?2",
+            "UPDATE claims SET first_observed_at = ?3, last_observed_at = ?4, superseded_at = ?5, \
+             superseded_by = ?6, conflict = ?7, end_outcome = ?8, periods = ?9 WHERE owner = ?1 AND id = ?2",
             params![
-                self.owner, id, d.status.as_str(), d.authority.as_str(), d.valid_from.map(|t| t.0),
-                d.valid_to.map(|t| t.0), d.first_observed_at.map(|t| t.0), d.last_observed_at.map(|t| t.0),
+                self.owner, id, d.first_observed_at.map(|t| t.0), d.last_observed_at.map(|t| t.0),
                 d.superseded_at.map(|t| t.0), d.superseded_by, d.conflict.map(|r| r.as_str()),
                 d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
             ],
         )?;
-        expect_one(changed, "claim", id)
+        expect_one(changed, "claim", id)?;
+        self.exec(
+            "UPDATE claims SET status = ?3, authority = ?4, valid_from = ?5, valid_to = ?6 \
+             WHERE owner = ?1 AND id = ?2 AND (status IS NOT ?3 OR authority IS NOT ?4 \
+             OR valid_from IS NOT ?5 OR valid_to IS NOT ?6)",
+            params![
+                self.owner,
+                id,
+                d.status.as_str(),
+                d.authority.as_str(),
+                d.valid_from.map(|t| t.0),
+                d.valid_to.map(|t| t.0)
+            ],
+        )?;
+        Ok(())
     }
 
     fn update_claim_retracted(&mut self, id: &str, retracted_at: Option<Ts>) -> StoreResult<()> {
@@ -2164,6 +2180,73 @@ impl Tx for SqliteTx<'_> {
         docs: &[i64],
     ) -> StoreResult<Vec<(i64, String)>> {
         self.read_search_snippets(query, docs)
+    }
+
+    fn delete_evidence_many(&mut self, ids: &[String]) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.exec(
+            "DELETE FROM evidence WHERE owner = ?1 AND id IN (SELECT value FROM json_each(?2))",
+            params![self.owner, to_json(&ids)],
+        )
+        .map(|_| ())
+    }
+
+    fn list_claims_without_evidence(&mut self, claims: &[String]) -> StoreResult<Vec<String>> {
+        if claims.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.all(
+            "SELECT c.value FROM json_each(?2) AS c WHERE NOT EXISTS \
+             (SELECT 1 FROM evidence WHERE owner = ?1 AND claim = c.value) ORDER BY c.key",
+            params![self.owner, to_json(&claims)],
+            |row| row.get(0),
+        )
+    }
+
+    fn find_identifier_source(
+        &mut self,
+        scheme: &str,
+        value: &str,
+    ) -> StoreResult<Option<IdentifierSource>> {
+        self.one(
+            "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
+             WHERE owner = ?1 AND scheme = ?2 AND value = ?3 ORDER BY meeting, grp LIMIT 1",
+            params![self.owner, scheme, value],
+            |row| {
+                Ok(IdentifierSource {
+                    scheme: row.get(0)?,
+                    value: row.get(1)?,
+                    meeting: row.get(2)?,
+                    group: row.get(3)?,
+                    primary: row.get::<_, i64>(4)? != 0,
+                })
+            },
+        )
+    }
+
+    fn list_status_changes_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<StatusChange>> {
+        self.all(
+            "SELECT claim, recorded_at, derived FROM claim_status_history WHERE owner = ?1 AND claim IN \
+             (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
+             ORDER BY claim, seq",
+            params![self.owner, slot.subject, slot.predicate, slot.context],
+            |row| Ok(StatusChange { claim: row.get(0)?, recorded_at: Ts(row.get(1)?), derived: from_json(row, 2)? }),
+        )
+    }
+
+    fn list_supersedes_links_by_slot(
+        &mut self,
+        slot: &SlotKey,
+    ) -> StoreResult<Vec<SupersedesLink>> {
+        self.all(
+            "SELECT claim, target, evidence FROM claim_supersedes WHERE owner = ?1 AND claim IN \
+             (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
+             ORDER BY claim, target, evidence",
+            params![self.owner, slot.subject, slot.predicate, slot.context],
+            |row| Ok(SupersedesLink { claim: row.get(0)?, target: row.get(1)?, evidence: row.get(2)? }),
+        )
     }
 }
 

@@ -399,11 +399,32 @@ impl SqliteTx<'_> {
         claim: &str,
         rows: &[StatusChange],
     ) -> StoreResult<()> {
-        self.exec(
-            "DELETE FROM claim_status_history WHERE owner = ?1 AND claim = ?2",
+        // The stored rows the new history starts with stay as they are: a deletion rewrites a
+        // history from the deleted source's first instant on, and rewriting the identical rows
+        // before it dirtied the same pages (and WAL frames) for nothing.
+        let stored: Vec<(i64, i64, String)> = self.all(
+            "SELECT seq, recorded_at, derived FROM claim_status_history WHERE owner = ?1 AND claim = ?2 \
+             ORDER BY seq",
             params![self.owner, claim],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )?;
-        for (index, row) in rows.iter().enumerate() {
+        let kept = stored
+            .iter()
+            .zip(rows)
+            .enumerate()
+            .take_while(|(index, ((seq, at, derived), row))| {
+                *seq == *index as i64 + 1
+                    && *at == row.recorded_at.0
+                    && *derived == to_json(&row.derived)
+            })
+            .count();
+        if stored.len() > kept {
+            self.exec(
+                "DELETE FROM claim_status_history WHERE owner = ?1 AND claim = ?2 AND seq > ?3",
+                params![self.owner, claim, kept as i64],
+            )?;
+        }
+        for (index, row) in rows.iter().enumerate().skip(kept) {
             self.exec(
                 "INSERT INTO claim_status_history (owner, claim, seq, recorded_at, derived) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
