@@ -224,8 +224,8 @@ pub fn run(
             let view = engine
                 .graph(OWNER, id, options)
                 .map_err(|e| e.to_string())?;
-            nodes.push(view.nodes.len());
-            edges.push(view.edges.len());
+            nodes.push(view.node_count());
+            edges.push(view.edge_count());
         }
         nodes.sort_unstable();
         edges.sort_unstable();

@@ -9,16 +9,9 @@ use crate::commands::BadInput;
 
 pub fn graph_text(graph: &GraphView) -> String {
     let mut out = String::new();
-    let names = |id: &str| {
-        graph
-            .nodes
-            .iter()
-            .find(|n| *n.id == *id)
-            .map(|n| n.name.to_string())
-            .unwrap_or_else(|| id.to_string())
-    };
+    let names = |id| graph.name_of(id).to_string();
     let _ = writeln!(out, "Nodes");
-    for node in &graph.nodes {
+    for node in graph.nodes() {
         let _ = writeln!(
             out,
             "  [{}] {} ({}, weight {:.2})  {}",
@@ -26,7 +19,7 @@ pub fn graph_text(graph: &GraphView) -> String {
         );
     }
     let _ = writeln!(out, "\nEdges");
-    for edge in &graph.edges {
+    for edge in graph.edges() {
         let label = edge
             .label
             .as_ref()

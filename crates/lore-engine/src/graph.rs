@@ -14,7 +14,7 @@ use lore_core::model::*;
 use lore_core::reading::{effective_status, mention_basis, topic_weight, MENTION_WEIGHT};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
-use lore_store::Tx;
+use lore_store::{GraphIndex, Tx};
 use serde::Serialize;
 
 use crate::resolve::find_entity;
@@ -43,43 +43,253 @@ impl Default for GraphOptions {
     }
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct GraphNode {
-    pub id: Arc<str>,
+/// One node of a neighborhood, read from its [`GraphView`].
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct GraphNode<'a> {
+    pub id: &'a str,
     /// An entity kind, or `meeting`.
+    pub kind: &'static str,
+    pub name: &'a str,
+    pub hop: u8,
+    pub weight: f64,
+}
+
+/// One edge of a neighborhood, read from its [`GraphView`].
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct GraphEdge<'a> {
+    /// The claim behind the edge (`null` for task and meeting edges).
+    pub claim: Option<&'a str>,
+    pub from: &'a str,
+    pub to: &'a str,
+    /// A claim's predicate, `task`, `attended` or `mentioned_in`.
+    pub predicate: &'a str,
+    /// A claim's or task's status; `null` for meeting edges.
+    pub status: Option<&'static str>,
+    /// A text value carried by the edge (a role, a task title).
+    pub label: Option<&'a str>,
+}
+
+/// A node as the query path builds it.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeRow {
+    pub id: Arc<str>,
     pub kind: &'static str,
     pub name: Arc<str>,
     pub hop: u8,
     pub weight: f64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct GraphEdge {
-    /// The claim behind the edge (`null` for task and meeting edges).
+/// An edge as the query path builds it.
+#[derive(Clone, Debug)]
+pub(crate) struct EdgeRow {
     pub claim: Option<Arc<str>>,
     pub from: Arc<str>,
     pub to: Arc<str>,
-    /// A claim's predicate, `task`, `attended` or `mentioned_in`.
     pub predicate: Arc<str>,
-    /// A claim's or task's status; `null` for meeting edges.
     pub status: Option<&'static str>,
-    /// A text value carried by the edge (a role, a task title).
     pub label: Option<Arc<str>>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// The neighborhood of one entity: nodes (the center first, then by hop, weight and id) and edges
+/// (by claim, ends and predicate). Read through [`GraphView::nodes`] and [`GraphView::edges`]; it
+/// serializes as `{"center", "nodes", "edges", "truncated"}`.
+///
+/// An answer from the store's in-memory adjacency holds node and edge numbers into it (one shared
+/// reference for the whole answer) instead of a shared string per id, name and predicate: a hub's
+/// answer has hundreds of nodes and edges, and taking and releasing a reference per string cost
+/// more than the expansion itself.
+#[derive(Clone)]
 pub struct GraphView {
-    pub center: Arc<str>,
-    pub nodes: Vec<GraphNode>,
-    pub edges: Vec<GraphEdge>,
+    center: Arc<str>,
+    backing: Backing,
     pub truncated: bool,
+}
+
+#[derive(Clone)]
+enum Backing {
+    Rows {
+        nodes: Vec<NodeRow>,
+        edges: Vec<EdgeRow>,
+    },
+    Index {
+        index: Arc<GraphIndex>,
+        /// (node number, hop, rounded weight)
+        nodes: Vec<(u32, u8, f64)>,
+        /// (edge number, the status this reading shows)
+        edges: Vec<(u32, Option<&'static str>)>,
+    },
+}
+
+impl GraphView {
+    pub(crate) fn from_rows(
+        center: Arc<str>,
+        nodes: Vec<NodeRow>,
+        edges: Vec<EdgeRow>,
+        truncated: bool,
+    ) -> GraphView {
+        GraphView {
+            center,
+            backing: Backing::Rows { nodes, edges },
+            truncated,
+        }
+    }
+
+    pub(crate) fn from_index(
+        index: Arc<GraphIndex>,
+        center: Arc<str>,
+        nodes: Vec<(u32, u8, f64)>,
+        edges: Vec<(u32, Option<&'static str>)>,
+        truncated: bool,
+    ) -> GraphView {
+        GraphView {
+            center,
+            backing: Backing::Index {
+                index,
+                nodes,
+                edges,
+            },
+            truncated,
+        }
+    }
+
+    /// The id of the entity the neighborhood is around.
+    pub fn center(&self) -> &str {
+        &self.center
+    }
+
+    pub fn node_count(&self) -> usize {
+        match &self.backing {
+            Backing::Rows { nodes, .. } => nodes.len(),
+            Backing::Index { nodes, .. } => nodes.len(),
+        }
+    }
+
+    pub fn edge_count(&self) -> usize {
+        match &self.backing {
+            Backing::Rows { edges, .. } => edges.len(),
+            Backing::Index { edges, .. } => edges.len(),
+        }
+    }
+
+    /// The `at`th node (`at < node_count()`).
+    pub fn node(&self, at: usize) -> GraphNode<'_> {
+        match &self.backing {
+            Backing::Rows { nodes, .. } => {
+                let node = &nodes[at];
+                GraphNode {
+                    id: &node.id,
+                    kind: node.kind,
+                    name: &node.name,
+                    hop: node.hop,
+                    weight: node.weight,
+                }
+            }
+            Backing::Index { index, nodes, .. } => {
+                let (number, hop, weight) = nodes[at];
+                let info = &index.adjacency().nodes[number as usize];
+                GraphNode {
+                    id: &info.id,
+                    kind: info.kind,
+                    name: &info.name,
+                    hop,
+                    weight,
+                }
+            }
+        }
+    }
+
+    /// The `at`th edge (`at < edge_count()`).
+    pub fn edge(&self, at: usize) -> GraphEdge<'_> {
+        match &self.backing {
+            Backing::Rows { edges, .. } => {
+                let edge = &edges[at];
+                GraphEdge {
+                    claim: edge.claim.as_deref(),
+                    from: &edge.from,
+                    to: &edge.to,
+                    predicate: &edge.predicate,
+                    status: edge.status,
+                    label: edge.label.as_deref(),
+                }
+            }
+            Backing::Index { index, edges, .. } => {
+                let (number, status) = edges[at];
+                let adjacency = index.adjacency();
+                let edge = &adjacency.edges[number as usize];
+                GraphEdge {
+                    claim: edge.claim.as_deref(),
+                    from: &adjacency.nodes[edge.from as usize].id,
+                    to: &adjacency.nodes[edge.to as usize].id,
+                    predicate: &edge.predicate,
+                    status,
+                    label: edge.label.as_deref(),
+                }
+            }
+        }
+    }
+
+    pub fn nodes(&self) -> impl ExactSizeIterator<Item = GraphNode<'_>> + Clone + '_ {
+        (0..self.node_count()).map(|at| self.node(at))
+    }
+
+    pub fn edges(&self) -> impl ExactSizeIterator<Item = GraphEdge<'_>> + Clone + '_ {
+        (0..self.edge_count()).map(|at| self.edge(at))
+    }
+
+    /// A node's display name by id (the id itself when it is not in the answer).
+    pub fn name_of<'a>(&'a self, id: &'a str) -> &'a str {
+        self.nodes()
+            .find(|node| node.id == id)
+            .map_or(id, |node| node.name)
+    }
+}
+
+impl PartialEq for GraphView {
+    fn eq(&self, other: &GraphView) -> bool {
+        self.center == other.center
+            && self.truncated == other.truncated
+            && self.nodes().eq(other.nodes())
+            && self.edges().eq(other.edges())
+    }
+}
+
+impl std::fmt::Debug for GraphView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphView")
+            .field("center", &self.center)
+            .field("nodes", &self.nodes().collect::<Vec<_>>())
+            .field("edges", &self.edges().collect::<Vec<_>>())
+            .field("truncated", &self.truncated)
+            .finish()
+    }
+}
+
+impl Serialize for GraphView {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Seq<I>(I);
+        impl<I: Iterator + Clone> Serialize for Seq<I>
+        where
+            I::Item: Serialize,
+        {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.clone())
+            }
+        }
+        let mut state = serializer.serialize_struct("GraphView", 4)?;
+        state.serialize_field("center", &*self.center)?;
+        state.serialize_field("nodes", &Seq(self.nodes()))?;
+        state.serialize_field("edges", &Seq(self.edges()))?;
+        state.serialize_field("truncated", &self.truncated)?;
+        state.end()
+    }
 }
 
 /// A neighbor found from one node, with the edge that reaches it.
 struct Link {
     neighbor: String,
     neighbor_is_meeting: bool,
-    edge: GraphEdge,
+    edge: EdgeRow,
 }
 
 impl Engine {
@@ -127,7 +337,7 @@ impl Engine {
                 edges: HashMap::new(),
                 truncated: false,
             };
-            graph.add_node(GraphNode {
+            graph.add_node(NodeRow {
                 id: Arc::from(center.id.as_str()),
                 kind: center.kind.as_str(),
                 name: Arc::from(center.display_name()),
@@ -147,7 +357,7 @@ impl Engine {
                 }
                 frontier = next;
             }
-            let mut nodes: Vec<GraphNode> = graph
+            let mut nodes: Vec<NodeRow> = graph
                 .order
                 .iter()
                 .map(|id| graph.nodes[id].clone())
@@ -158,14 +368,14 @@ impl Engine {
                     .then(b.weight.total_cmp(&a.weight))
                     .then(a.id.cmp(&b.id))
             });
-            let mut edges: Vec<(EdgeKey, GraphEdge)> = graph.edges.into_iter().collect();
+            let mut edges: Vec<(EdgeKey, EdgeRow)> = graph.edges.into_iter().collect();
             edges.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            Ok(GraphView {
-                center: Arc::from(center.id.as_str()),
+            Ok(GraphView::from_rows(
+                Arc::from(center.id.as_str()),
                 nodes,
-                edges: edges.into_iter().map(|(_, edge)| edge).collect(),
-                truncated: graph.truncated,
-            })
+                edges.into_iter().map(|(_, edge)| edge).collect(),
+                graph.truncated,
+            ))
         })
     }
 }
@@ -180,20 +390,20 @@ type EdgeKey = (String, String, String, String);
 struct Builder<'o> {
     options: &'o GraphOptions,
     now: Ts,
-    nodes: BTreeMap<String, GraphNode>,
+    nodes: BTreeMap<String, NodeRow>,
     order: Vec<String>,
     /// Edges by `(claim, from, to, predicate)`; sorted by that key when the view is built.
-    edges: HashMap<EdgeKey, GraphEdge>,
+    edges: HashMap<EdgeKey, EdgeRow>,
     truncated: bool,
 }
 
 impl Builder<'_> {
-    fn add_node(&mut self, node: GraphNode) {
+    fn add_node(&mut self, node: NodeRow) {
         self.order.push(node.id.to_string());
         self.nodes.insert(node.id.to_string(), node);
     }
 
-    fn add_edge(&mut self, edge: GraphEdge) {
+    fn add_edge(&mut self, edge: EdgeRow) {
         let key = (
             edge.claim.as_deref().unwrap_or_default().to_string(),
             edge.from.to_string(),
@@ -234,7 +444,7 @@ impl Builder<'_> {
                 links.push(Link {
                     neighbor: neighbor.to_string(),
                     neighbor_is_meeting: false,
-                    edge: GraphEdge {
+                    edge: EdgeRow {
                         claim: Some(Arc::from(claim.id.as_str())),
                         from: Arc::from(from),
                         to: Arc::from(to),
@@ -277,7 +487,7 @@ impl Builder<'_> {
             links.push(Link {
                 neighbor: neighbor.clone(),
                 neighbor_is_meeting: false,
-                edge: GraphEdge {
+                edge: EdgeRow {
                     claim: None,
                     from: Arc::from(assignee.as_str()),
                     to: Arc::from(project.as_str()),
@@ -302,7 +512,7 @@ impl Builder<'_> {
             links.push(Link {
                 neighbor: link.meeting.clone(),
                 neighbor_is_meeting: true,
-                edge: GraphEdge {
+                edge: EdgeRow {
                     claim: None,
                     from: Arc::from(entity),
                     to: Arc::from(link.meeting.as_str()),
@@ -338,7 +548,7 @@ impl Builder<'_> {
             .map(|link| Link {
                 neighbor: link.entity.clone(),
                 neighbor_is_meeting: false,
-                edge: GraphEdge {
+                edge: EdgeRow {
                     claim: None,
                     from: Arc::from(link.entity.as_str()),
                     to: Arc::from(link.meeting.as_str()),
@@ -362,7 +572,7 @@ impl Builder<'_> {
         // (an entity's stored one, a meeting's one mention at its start): at any reading time every
         // weight is its basis times one common factor, so this is the order by exact weight, and unlike
         // rounded weights it does not depend on when the graph is read.
-        let mut candidates: BTreeMap<String, (f64, bool, GraphNode)> = BTreeMap::new();
+        let mut candidates: BTreeMap<String, (f64, bool, NodeRow)> = BTreeMap::new();
         let full = self.nodes.len() >= self.options.limit;
         for link in &links {
             if full {
@@ -382,7 +592,7 @@ impl Builder<'_> {
                 let weight = topic_weight([(meeting.started_at, MENTION_WEIGHT)], self.now);
                 (
                     mention_basis(meeting.started_at),
-                    GraphNode {
+                    NodeRow {
                         id: Arc::from(meeting.id.as_str()),
                         kind: "meeting",
                         name: Arc::from(meeting.title.as_str()),
@@ -400,7 +610,7 @@ impl Builder<'_> {
                 let weight = entity_weight(tx, &entity, self.now)?;
                 (
                     entity.weight_basis,
-                    GraphNode {
+                    NodeRow {
                         id: Arc::from(entity.id.as_str()),
                         kind: entity.kind.as_str(),
                         name: Arc::from(entity.display_name()),
@@ -412,7 +622,7 @@ impl Builder<'_> {
             let (rank, node) = node;
             candidates.insert(node.id.to_string(), (rank, link.neighbor_is_meeting, node));
         }
-        let mut ranked: Vec<(f64, bool, GraphNode)> = candidates.into_values().collect();
+        let mut ranked: Vec<(f64, bool, NodeRow)> = candidates.into_values().collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.id.cmp(&b.2.id)));
         let room = self.options.limit.saturating_sub(self.nodes.len());
         if ranked.len() > room {

@@ -14,7 +14,7 @@ use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
 use lore_store::{GraphIndex, LinkFilter};
 
-use crate::graph::{round, GraphEdge, GraphNode, GraphOptions, GraphView};
+use crate::graph::{round, GraphOptions, GraphView};
 use crate::EngineResult;
 
 /// Generation-stamped membership marks, reused across reads on one thread.
@@ -66,7 +66,7 @@ thread_local! {
 /// The neighborhood of `center` read from the adjacency. `observed_weight` gives an entity's weight
 /// when its stored basis cannot (an observation after `now`), as `search::entity_weight` does.
 pub(crate) fn expand(
-    index: &GraphIndex,
+    index: &Arc<GraphIndex>,
     center: u32,
     center_weight: f64,
     options: &GraphOptions,
@@ -181,43 +181,29 @@ pub(crate) fn expand(
                     None => observed_weight(&info.id)?,
                 }
             };
-            nodes.push((
-                info.id_rank,
-                GraphNode {
-                    id: info.id.clone(),
-                    kind: info.kind,
-                    name: info.name.clone(),
-                    hop,
-                    weight: round(weight),
-                },
-            ));
+            nodes.push((info.id_rank, at, hop, round(weight)));
         }
-        nodes.sort_unstable_by(|(a_rank, a), (b_rank, b)| {
-            a.hop
-                .cmp(&b.hop)
-                .then(b.weight.total_cmp(&a.weight))
-                .then(a_rank.cmp(b_rank))
-        });
+        nodes.sort_unstable_by(
+            |&(a_rank, _, a_hop, a_weight), &(b_rank, _, b_hop, b_weight)| {
+                a_hop
+                    .cmp(&b_hop)
+                    .then(b_weight.total_cmp(&a_weight))
+                    .then(a_rank.cmp(&b_rank))
+            },
+        );
         edges.sort_unstable_by_key(|&(key, _, _)| key);
-        let node_id = |at: u32| -> Arc<str> { adjacency.nodes[at as usize].id.clone() };
-        Ok(GraphView {
-            center: adjacency.nodes[center as usize].id.clone(),
-            nodes: nodes.into_iter().map(|(_, node)| node).collect(),
-            edges: edges
+        Ok(GraphView::from_index(
+            index.clone(),
+            adjacency.nodes[center as usize].id.clone(),
+            nodes
                 .into_iter()
-                .map(|(_, at, status)| {
-                    let edge = &adjacency.edges[at as usize];
-                    GraphEdge {
-                        claim: edge.claim.clone(),
-                        from: node_id(edge.from),
-                        to: node_id(edge.to),
-                        predicate: edge.predicate.clone(),
-                        status: status.or(edge.status),
-                        label: edge.label.clone(),
-                    }
-                })
+                .map(|(_, at, hop, weight)| (at, hop, weight))
+                .collect(),
+            edges
+                .into_iter()
+                .map(|(_, at, status)| (at, status.or(adjacency.edges[at as usize].status)))
                 .collect(),
             truncated,
-        })
+        ))
     })
 }

@@ -514,10 +514,10 @@ fn read_side_step(engine: &Engine, step: &Value, context: &str) {
             .unwrap_or_else(|e| panic!("{context}: {e}"));
         if let Some(wanted) = step.get("expect_nodes").and_then(Value::as_u64) {
             assert_eq!(
-                graph.nodes.len() as u64,
+                graph.node_count() as u64,
                 wanted,
                 "{context}: nodes {:#?}",
-                graph.nodes
+                graph.nodes().collect::<Vec<_>>()
             );
         }
         if let Some(wanted) = step.get("expect_truncated").and_then(Value::as_bool) {
@@ -529,9 +529,9 @@ fn read_side_step(engine: &Engine, step: &Value, context: &str) {
             .unwrap_or_default()
         {
             assert!(
-                graph.nodes.iter().any(|n| json!(n.name) == name),
+                graph.nodes().any(|n| json!(n.name) == name),
                 "{context}: no node {name}: {:#?}",
-                graph.nodes
+                graph.nodes().collect::<Vec<_>>()
             );
         }
         for name in step["expect_no_node_names"]
@@ -540,23 +540,23 @@ fn read_side_step(engine: &Engine, step: &Value, context: &str) {
             .unwrap_or_default()
         {
             assert!(
-                !graph.nodes.iter().any(|n| json!(n.name) == name),
+                !graph.nodes().any(|n| json!(n.name) == name),
                 "{context}: unexpected node {name}"
             );
         }
-        let ids: std::collections::BTreeSet<&str> = graph.nodes.iter().map(|n| &*n.id).collect();
-        for edge in &graph.edges {
+        let ids: std::collections::BTreeSet<&str> = graph.nodes().map(|n| n.id).collect();
+        for edge in graph.edges() {
             assert!(
-                ids.contains(&*edge.from) && ids.contains(&*edge.to),
+                ids.contains(edge.from) && ids.contains(edge.to),
                 "{context}: edge to a node that is not shown: {edge:?}"
             );
         }
         if let Some(wanted) = step.get("expect_edges").and_then(Value::as_u64) {
             assert_eq!(
-                graph.edges.len() as u64,
+                graph.edge_count() as u64,
                 wanted,
                 "{context}: edges {:#?}",
-                graph.edges
+                graph.edges().collect::<Vec<_>>()
             );
         }
     }

@@ -183,34 +183,27 @@ pub fn search_text(hits: &[SearchHit]) -> String {
 }
 
 pub fn graph_text(graph: &GraphView) -> String {
-    let name_of = |id: &str| {
-        graph
-            .nodes
-            .iter()
-            .find(|node| *node.id == *id)
-            .map(|node| node.name.to_string())
-            .unwrap_or_else(|| id.to_string())
-    };
-    let mut lines = vec![format!("Neighborhood of {}:", name_of(&graph.center))];
-    for node in graph.nodes.iter().filter(|node| node.id != graph.center) {
+    let name_of = |id| graph.name_of(id).to_string();
+    let mut lines = vec![format!("Neighborhood of {}:", name_of(graph.center()))];
+    for node in graph.nodes().filter(|node| node.id != graph.center()) {
         lines.push(format!(
             "- {} {} ({}), hop {}",
             node.kind, node.name, node.id, node.hop
         ));
     }
-    if graph.edges.is_empty() {
+    if graph.edge_count() == 0 {
         lines.push("No connections.".to_string());
     } else {
         lines.push("Connections:".to_string());
     }
-    for edge in &graph.edges {
+    for edge in graph.edges() {
         let mut line = format!(
             "- {} --{}--> {}",
-            name_of(&edge.from),
+            name_of(edge.from),
             edge.predicate,
-            name_of(&edge.to)
+            name_of(edge.to)
         );
-        if let Some(label) = &edge.label {
+        if let Some(label) = edge.label {
             line.push_str(&format!(" ({label})"));
         }
         if let Some(status) = &edge.status {

@@ -1036,10 +1036,10 @@ pub async fn graph(
         )
     })
     .await?;
-    if *graph.center != *id {
-        return Ok(see_other(&format!("/graph/{}?hops={hops}", graph.center)));
+    if graph.center() != id.as_str() {
+        return Ok(see_other(&format!("/graph/{}?hops={hops}", graph.center())));
     }
-    let names: BTreeMap<&str, &str> = graph.nodes.iter().map(|n| (&*n.id, &*n.name)).collect();
+    let names: BTreeMap<&str, &str> = graph.nodes().map(|n| (n.id, n.name)).collect();
     let center_name = names.get(id.as_str()).copied().unwrap_or("this entity");
     let body = html! {
         nav.crumbs aria-label="Breadcrumb" { a href="/" { "Home" } " › " (entity_link(&id, center_name)) }
@@ -1052,17 +1052,17 @@ pub async fn graph(
         (super::graph_svg::draw(&graph))
         section aria-labelledby="h-edges" {
             h2 id="h-edges" { "Connections" }
-            @if graph.edges.is_empty() { p.empty { "No connections yet: they come from meetings and claims that name other entities." } }
+            @if graph.edge_count() == 0 { p.empty { "No connections yet: they come from meetings and claims that name other entities." } }
             // Facts first, each opening its inspector; meetings (attended, mentioned in) folded away.
-            @let (facts, meetings): (Vec<_>, Vec<_>) = graph.edges.iter().partition(|e| e.claim.is_some());
+            @let (facts, meetings): (Vec<_>, Vec<_>) = graph.edges().partition(|e| e.claim.is_some());
             @let edge_item = |edge: &lore_engine::GraphEdge| html! {
                 li {
-                    (names.get(&*edge.from).copied().unwrap_or("?")) " "
-                    @if let Some(claim) = &edge.claim {
-                        a href={ "/graph/" (id) "/edge/" (claim) } { (predicate_label(&edge.predicate)) }
-                    } @else { (predicate_label(&edge.predicate)) }
-                    " " (names.get(&*edge.to).copied().unwrap_or("?"))
-                    @if let Some(label) = &edge.label { " (" (label) ")" }
+                    (names.get(edge.from).copied().unwrap_or("?")) " "
+                    @if let Some(claim) = edge.claim {
+                        a href={ "/graph/" (id) "/edge/" (claim) } { (predicate_label(edge.predicate)) }
+                    } @else { (predicate_label(edge.predicate)) }
+                    " " (names.get(edge.to).copied().unwrap_or("?"))
+                    @if let Some(label) = edge.label { " (" (label) ")" }
                 }
             };
             ul { @for edge in &facts { (edge_item(edge)) } }
