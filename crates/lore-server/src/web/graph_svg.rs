@@ -81,7 +81,7 @@ fn layout(graph: &GraphView) -> BTreeMap<&str, (f64, f64)> {
             (mean, node)
         })
         .collect();
-    second.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
+    second.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.id.cmp(b.1.id)));
     for (index, (_, node)) in second.iter().enumerate() {
         let angle = TAU * index as f64 / second.len().max(1) as f64 - TAU / 4.0;
         angles.insert(node.id, angle);
