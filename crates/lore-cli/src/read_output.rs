@@ -33,10 +33,10 @@ pub fn graph_text(graph: &GraphView) -> String {
         let _ = writeln!(
             out,
             "  {} -{}{}-> {}{status}",
-            names(&edge.from),
+            names(edge.from),
             edge.predicate,
             label,
-            names(&edge.to)
+            names(edge.to)
         );
     }
     if graph.truncated {
