@@ -107,19 +107,14 @@ impl Engine {
             },
             None => run_extractor(self, bundle, extractor)?,
         };
-        let blobs = self.store_blobs(bundle)?;
-        let now = self.now();
+        let prepared = Prepared {
+            bundle,
+            blobs: self.store_blobs(bundle)?,
+            candidates,
+            now: self.now(),
+        };
         self.write(owner, |tx| {
-            ingest_in_tx(
-                self,
-                tx,
-                owner,
-                bundle,
-                &candidates,
-                &blobs,
-                now,
-                EntityRebuild::Now,
-            )
+            ingest_in_tx(self, tx, owner, &prepared, EntityRebuild::Now)
         })
     }
 
@@ -197,7 +192,15 @@ impl Engine {
                     continue;
                 }
             };
-            prepared.push((index, candidates, blobs, self.now()));
+            prepared.push((
+                index,
+                Prepared {
+                    bundle,
+                    candidates,
+                    blobs,
+                    now: self.now(),
+                },
+            ));
         }
         let batch = self.write(owner, |tx| {
             let mut reports = Vec::with_capacity(prepared.len());
@@ -207,22 +210,13 @@ impl Engine {
             // derived fields (names, times, weight, projection), and the rebuild is a function of
             // the stored rows alone (L14), so the state is the one-by-one state.
             let mut pending = BTreeSet::new();
-            for (position, (index, candidates, blobs, now)) in prepared.iter().enumerate() {
+            for (position, (_, one)) in prepared.iter().enumerate() {
                 let entities = if position + 1 == prepared.len() {
                     EntityRebuild::WithPending(&mut pending)
                 } else {
                     EntityRebuild::Defer(&mut pending)
                 };
-                reports.push(ingest_in_tx(
-                    self,
-                    tx,
-                    owner,
-                    bundles[*index],
-                    candidates,
-                    blobs,
-                    *now,
-                    entities,
-                )?);
+                reports.push(ingest_in_tx(self, tx, owner, one, entities)?);
             }
             if !pending.is_empty() {
                 // The last bundle turned out unchanged (it repeats the one before it): no revision
@@ -240,18 +234,9 @@ impl Engine {
                 }
             }
             Err(_) => {
-                for (index, candidates, blobs, now) in &prepared {
+                for (index, one) in &prepared {
                     results[*index] = Some(self.write(owner, |tx| {
-                        ingest_in_tx(
-                            self,
-                            tx,
-                            owner,
-                            bundles[*index],
-                            candidates,
-                            blobs,
-                            *now,
-                            EntityRebuild::Now,
-                        )
+                        ingest_in_tx(self, tx, owner, one, EntityRebuild::Now)
                     }));
                 }
             }
@@ -362,17 +347,29 @@ enum EntityRebuild<'a> {
     WithPending(&'a mut BTreeSet<String>),
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A bundle ready to apply: its candidates extracted and its attachments stored as blobs (both
+/// before the write transaction), and the transaction time it is recorded at.
+struct Prepared<'a> {
+    bundle: &'a Bundle,
+    candidates: Candidates,
+    blobs: BTreeMap<String, (String, i64)>,
+    now: Ts,
+}
+
 fn ingest_in_tx(
     engine: &Engine,
     tx: &mut dyn Tx,
     owner: &str,
-    bundle: &Bundle,
-    candidates: &Candidates,
-    blobs: &BTreeMap<String, (String, i64)>,
-    now: Ts,
+    prepared: &Prepared,
     entities: EntityRebuild<'_>,
 ) -> EngineResult<IngestReport> {
+    let Prepared {
+        bundle,
+        candidates,
+        blobs,
+        now,
+    } = prepared;
+    let (bundle, now) = (*bundle, *now);
     let input = &bundle.meeting;
     let meeting_id = short_id("m_", &[&input.external_id]);
     let extractor = candidates.extractor.as_str();
