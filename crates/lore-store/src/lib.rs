@@ -148,6 +148,25 @@ pub struct ApiToken {
 /// Scheme of a strong identifier that resolves to one entity (email, domain, key, ...).
 pub type IdentifierScheme = str;
 
+/// The trait's default for the per-slot reads: `read` for every claim of the slot, in claim id order.
+fn per_slot_claim<X: Tx + ?Sized, T>(
+    tx: &mut X,
+    slot: &SlotKey,
+    mut read: impl FnMut(&mut X, &str) -> StoreResult<Vec<T>>,
+) -> StoreResult<Vec<T>> {
+    let mut claims: Vec<String> = tx
+        .list_claims_by_slot(slot)?
+        .into_iter()
+        .map(|claim| claim.id)
+        .collect();
+    claims.sort();
+    let mut rows = Vec::new();
+    for claim in claims {
+        rows.extend(read(tx, &claim)?);
+    }
+    Ok(rows)
+}
+
 /// Row operations inside one owner's transaction. Verbs follow one pattern: `insert_*`, `upsert_*`,
 /// `find_*` (one or none), `list_*` (many), `update_*`, `delete_*`.
 pub trait Tx {
@@ -373,17 +392,7 @@ pub trait Tx {
     /// as `list_evidence_by_claim` orders them: what re-evaluating a slot reads, in one statement
     /// where the backend can.
     fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
-        let mut claims: Vec<String> = self
-            .list_claims_by_slot(slot)?
-            .into_iter()
-            .map(|claim| claim.id)
-            .collect();
-        claims.sort();
-        let mut rows = Vec::new();
-        for claim in claims {
-            rows.extend(self.list_evidence_by_claim(&claim)?);
-        }
-        Ok(rows)
+        per_slot_claim(self, slot, |tx, claim| tx.list_evidence_by_claim(claim))
     }
 
     // Read path.
@@ -473,17 +482,7 @@ pub trait Tx {
     /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each
     /// claim's rows in `list_status_changes` order. A backend may read them in one statement.
     fn list_status_changes_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<StatusChange>> {
-        let mut claims: Vec<String> = self
-            .list_claims_by_slot(slot)?
-            .into_iter()
-            .map(|claim| claim.id)
-            .collect();
-        claims.sort();
-        let mut rows = Vec::new();
-        for claim in claims {
-            rows.extend(self.list_status_changes(&claim)?);
-        }
-        Ok(rows)
+        per_slot_claim(self, slot, |tx, claim| tx.list_status_changes(claim))
     }
     /// The supersedes links of every claim of one slot: by claim id, each claim's links in
     /// `list_supersedes_links` order. A backend may read them in one statement.
@@ -491,16 +490,6 @@ pub trait Tx {
         &mut self,
         slot: &SlotKey,
     ) -> StoreResult<Vec<SupersedesLink>> {
-        let mut claims: Vec<String> = self
-            .list_claims_by_slot(slot)?
-            .into_iter()
-            .map(|claim| claim.id)
-            .collect();
-        claims.sort();
-        let mut rows = Vec::new();
-        for claim in claims {
-            rows.extend(self.list_supersedes_links(&claim)?);
-        }
-        Ok(rows)
+        per_slot_claim(self, slot, |tx, claim| tx.list_supersedes_links(claim))
     }
 }

@@ -2017,15 +2017,7 @@ impl Tx for SqliteTx<'_> {
             "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
              WHERE owner = ?1 AND scheme = ?2 AND value = ?3 ORDER BY meeting, grp",
             params![self.owner, scheme, value],
-            |row| {
-                Ok(IdentifierSource {
-                    scheme: row.get(0)?,
-                    value: row.get(1)?,
-                    meeting: row.get(2)?,
-                    group: row.get(3)?,
-                    primary: row.get::<_, i64>(4)? != 0,
-                })
-            },
+            identifier_source_row,
         )
     }
 
@@ -2037,15 +2029,7 @@ impl Tx for SqliteTx<'_> {
             "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
              WHERE owner = ?1 AND meeting = ?2 ORDER BY scheme, value, grp",
             params![self.owner, meeting],
-            |row| {
-                Ok(IdentifierSource {
-                    scheme: row.get(0)?,
-                    value: row.get(1)?,
-                    meeting: row.get(2)?,
-                    group: row.get(3)?,
-                    primary: row.get::<_, i64>(4)? != 0,
-                })
-            },
+            identifier_source_row,
         )
     }
 
@@ -2214,15 +2198,7 @@ impl Tx for SqliteTx<'_> {
             "SELECT scheme, value, meeting, grp, is_primary FROM identifier_sources \
              WHERE owner = ?1 AND scheme = ?2 AND value = ?3 ORDER BY meeting, grp LIMIT 1",
             params![self.owner, scheme, value],
-            |row| {
-                Ok(IdentifierSource {
-                    scheme: row.get(0)?,
-                    value: row.get(1)?,
-                    meeting: row.get(2)?,
-                    group: row.get(3)?,
-                    primary: row.get::<_, i64>(4)? != 0,
-                })
-            },
+            identifier_source_row,
         )
     }
 
@@ -2256,4 +2232,15 @@ fn expect_one(changed: usize, what: &str, id: &str) -> StoreResult<()> {
     } else {
         Ok(())
     }
+}
+
+/// An `identifier_sources` row read as `scheme, value, meeting, grp, is_primary`.
+fn identifier_source_row(row: &rusqlite::Row) -> rusqlite::Result<IdentifierSource> {
+    Ok(IdentifierSource {
+        scheme: row.get(0)?,
+        value: row.get(1)?,
+        meeting: row.get(2)?,
+        group: row.get(3)?,
+        primary: row.get::<_, i64>(4)? != 0,
+    })
 }
