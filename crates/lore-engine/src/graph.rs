@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use lore_core::model::*;
-use lore_core::reading::{effective_status, mention_basis, topic_weight, MENTION_WEIGHT};
+use lore_core::reading::{
+    effective_status, mention_basis, topic_weight, weight_from_basis, MENTION_WEIGHT,
+};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
 use lore_store::{GraphIndex, Tx};
@@ -313,14 +315,37 @@ impl Engine {
         }
         let now = self.now();
         self.read(owner, |tx| {
-            let center = find_entity(tx, entity)?;
             // The store's in-memory adjacency when it keeps one (same answers as the reads below).
+            let index = tx.find_graph_index()?;
+            // An entity named by its id is read from the adjacency alone: no lookup of its row.
+            if let Some(index) = &index {
+                let adjacency = index.adjacency();
+                if let Some(at) = adjacency.node(entity.trim()) {
+                    let info = &adjacency.nodes[at as usize];
+                    if info.admissible && !info.is_meeting {
+                        let weight = match weight_from_basis(info.basis, info.weight_latest, now) {
+                            Some(weight) => weight,
+                            None => observed_weight(tx, &info.id, now)?,
+                        };
+                        let mut observed = |id: &str| observed_weight(tx, id, now);
+                        return crate::graph_expand::expand(
+                            index,
+                            at,
+                            weight,
+                            options,
+                            now,
+                            &mut observed,
+                        );
+                    }
+                }
+            }
+            let center = find_entity(tx, entity)?;
             let weight = entity_weight(tx, &center, now)?;
-            if let Some(index) = tx.find_graph_index()? {
+            if let Some(index) = &index {
                 if let Some(at) = index.adjacency().node(&center.id) {
                     let mut observed = |id: &str| observed_weight(tx, id, now);
                     return crate::graph_expand::expand(
-                        &index,
+                        index,
                         at,
                         weight,
                         options,
