@@ -317,32 +317,30 @@ impl Engine {
         self.read(owner, |tx| {
             // The store's in-memory adjacency when it keeps one (same answers as the reads below).
             let index = tx.find_graph_index()?;
-            // An entity named by its id is read from the adjacency alone: no lookup of its row.
+            let mut center = None;
             if let Some(index) = &index {
                 let adjacency = index.adjacency();
-                if let Some(at) = adjacency.node(entity.trim()) {
+                // An entity named by its id is found in the adjacency alone, without its row.
+                let by_id = adjacency.node(entity.trim()).filter(|&at| {
                     let info = &adjacency.nodes[at as usize];
-                    if info.admissible && !info.is_meeting {
-                        let weight = match weight_from_basis(info.basis, info.weight_latest, now) {
-                            Some(weight) => weight,
-                            None => observed_weight(tx, &info.id, now)?,
-                        };
-                        let mut observed = |id: &str| observed_weight(tx, id, now);
-                        return crate::graph_expand::expand(
-                            index,
-                            at,
-                            weight,
-                            options,
-                            now,
-                            &mut observed,
-                        );
+                    info.admissible && !info.is_meeting
+                });
+                let at = match by_id {
+                    Some(at) => Some(at),
+                    None => {
+                        let found = find_entity(tx, entity)?;
+                        let at = adjacency.node(&found.id);
+                        center = Some(found);
+                        at
                     }
-                }
-            }
-            let center = find_entity(tx, entity)?;
-            let weight = entity_weight(tx, &center, now)?;
-            if let Some(index) = &index {
-                if let Some(at) = index.adjacency().node(&center.id) {
+                };
+                if let Some(at) = at {
+                    // The node's basis is the entity's stored one: `entity_weight`, without the row.
+                    let info = &adjacency.nodes[at as usize];
+                    let weight = match weight_from_basis(info.basis, info.weight_latest, now) {
+                        Some(weight) => weight,
+                        None => observed_weight(tx, &info.id, now)?,
+                    };
                     let mut observed = |id: &str| observed_weight(tx, id, now);
                     return crate::graph_expand::expand(
                         index,
@@ -354,6 +352,11 @@ impl Engine {
                     );
                 }
             }
+            let center = match center {
+                Some(center) => center,
+                None => find_entity(tx, entity)?,
+            };
+            let weight = entity_weight(tx, &center, now)?;
             let mut graph = Builder {
                 options,
                 now,
