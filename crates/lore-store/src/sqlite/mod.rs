@@ -1034,36 +1034,27 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
+        let load = |tx: &Self| {
+            tx.one(
+                sql!(
+                    "SELECT ",
+                    ENTITY_COLUMNS,
+                    " FROM entities WHERE owner = ?1 AND id = ?2"
+                ),
+                params![tx.owner, id],
+                entity_row,
+            )
+        };
         if self.cache.is_none() {
+            // The writer's memo of entity rows (kept current by upsert_entity/delete_entity).
             if let Some(known) = self.entities.get(id) {
                 return Ok(known.clone());
             }
-            let found = self.one(
-                sql!(
-                    "SELECT ",
-                    ENTITY_COLUMNS,
-                    " FROM entities WHERE owner = ?1 AND id = ?2"
-                ),
-                params![self.owner, id],
-                entity_row,
-            )?;
+            let found = load(self)?;
             self.entities.insert(id.to_string(), found.clone());
             return Ok(found);
         }
-        memo!(
-            self,
-            entities,
-            id,
-            self.one(
-                sql!(
-                    "SELECT ",
-                    ENTITY_COLUMNS,
-                    " FROM entities WHERE owner = ?1 AND id = ?2"
-                ),
-                params![self.owner, id],
-                entity_row,
-            )
-        )
+        memo!(self, entities, id, load(self))
     }
 
     fn list_entities(&mut self) -> StoreResult<Vec<Entity>> {
