@@ -6,7 +6,12 @@ use crate::time::{Ts, MS_PER_DAY};
 
 /// L11: an active claim whose explicit `valid_to` has passed reads as expired.
 pub fn effective_status(derived: &ClaimDerived, now: Ts) -> ClaimStatus {
-    match (derived.status, derived.valid_to) {
+    status_at(derived.status, derived.valid_to, now)
+}
+
+/// [`effective_status`] from the two fields it reads (for callers that keep only those).
+pub fn status_at(status: ClaimStatus, valid_to: Option<Ts>, now: Ts) -> ClaimStatus {
+    match (status, valid_to) {
         (ClaimStatus::Active, Some(valid_to)) if valid_to <= now => ClaimStatus::Expired,
         (status, _) => status,
     }

@@ -9,7 +9,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use lore_core::model::ClaimStatus;
-use lore_core::reading::{effective_status, topic_weight, weight_from_basis, MENTION_WEIGHT};
+use lore_core::reading::{
+    effective_status, status_at, topic_weight, weight_from_basis, MENTION_WEIGHT,
+};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
 use lore_store::{GraphIndex, LinkFilter};
@@ -81,14 +83,21 @@ pub(crate) fn expand(
         // Whether a link counts in this reading, and the status its edge shows.
         let counts = |filter: LinkFilter| -> Option<Option<&'static str>> {
             match filter {
-                LinkFilter::Claim(at) => {
-                    let derived = &claims[at as usize].derived;
-                    let counted = match options.valid_at {
-                        Some(at) => is_valid_at(derived, at),
-                        None => effective_status(derived, now) == ClaimStatus::Active,
-                    };
-                    counted.then(|| Some(effective_status(derived, now).as_str()))
-                }
+                LinkFilter::Claim {
+                    at,
+                    status,
+                    valid_to,
+                } => match options.valid_at {
+                    Some(when) => {
+                        let derived = &claims[at as usize].derived;
+                        is_valid_at(derived, when)
+                            .then(|| Some(effective_status(derived, now).as_str()))
+                    }
+                    None => {
+                        let effective = status_at(status, valid_to, now);
+                        (effective == ClaimStatus::Active).then(|| Some(effective.as_str()))
+                    }
+                },
                 LinkFilter::Task(created) => options
                     .valid_at
                     .is_none_or(|at| created <= at)
@@ -109,7 +118,7 @@ pub(crate) fn expand(
         for hop in 1..=options.hops {
             let mut next = Vec::new();
             for &node in &frontier {
-                let links = &adjacency.links[node as usize];
+                let links = adjacency.links.of(node);
                 truncated |= adjacency.scan_cut[node as usize];
                 let full = order.len() >= options.limit;
                 // Candidates: counted links to admissible nodes not yet in the graph.
@@ -125,9 +134,7 @@ pub(crate) fn expand(
                     }
                     if full {
                         truncated = true;
-                    } else if adjacency.nodes[neighbor].admissible
-                        && marks.candidate[neighbor] != stamp
-                    {
+                    } else if link.admissible && marks.candidate[neighbor] != stamp {
                         marks.candidate[neighbor] = stamp;
                         candidates += 1;
                     }
@@ -138,7 +145,7 @@ pub(crate) fn expand(
                         truncated = true;
                     }
                     let mut admitted = 0usize;
-                    for &neighbor in &adjacency.ranked[node as usize] {
+                    for &neighbor in adjacency.ranked.of(node) {
                         if admitted == room.min(candidates) {
                             break;
                         }
@@ -158,10 +165,10 @@ pub(crate) fn expand(
                     let Some(status) = counts(link.filter) else {
                         continue;
                     };
-                    let key = adjacency.edges[link.edge as usize].key;
-                    if marks.edge_taken[key as usize] != generation {
-                        marks.edge_taken[key as usize] = generation;
-                        edges.push((key, link.edge, status));
+                    let key = link.key as usize;
+                    if marks.edge_taken[key] != generation {
+                        marks.edge_taken[key] = generation;
+                        edges.push((link.key, link.edge, status));
                     }
                 }
             }

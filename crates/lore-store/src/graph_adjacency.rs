@@ -46,8 +46,13 @@ pub struct GraphNodeInfo {
 /// What decides whether a link counts in a reading.
 #[derive(Clone, Copy, Debug)]
 pub enum LinkFilter {
-    /// A claim (index into `GraphIndex::claims`): active now, or valid at `valid_at`.
-    Claim(u32),
+    /// A claim (index into `GraphIndex::claims`): active now, or valid at `valid_at`. The two fields a
+    /// reading at `now` needs are copied here, so that the common reading does not visit the claim.
+    Claim {
+        at: u32,
+        status: ClaimStatus,
+        valid_to: Option<Ts>,
+    },
     /// A task created at this time: counts unless created after `valid_at`.
     Task(Ts),
     /// An entity's meeting: counts unless it started after `valid_at` (`None`: meeting unknown).
@@ -56,11 +61,30 @@ pub enum LinkFilter {
     Always,
 }
 
+/// One link of a node, with what an expansion reads of its far end and its edge copied in, so that
+/// walking a node's links reads one contiguous run of memory.
 #[derive(Clone, Copy, Debug)]
 pub struct AdjLink {
     pub neighbor: u32,
     pub edge: u32,
+    /// The edge's `EdgeInfo::key`.
+    pub key: u32,
+    /// The neighbor's `GraphNodeInfo::admissible`.
+    pub admissible: bool,
     pub filter: LinkFilter,
+}
+
+impl AdjLink {
+    /// A link whose key and admissibility are filled in once every edge and node is known.
+    fn new(neighbor: u32, edge: u32, filter: LinkFilter) -> AdjLink {
+        AdjLink {
+            neighbor,
+            edge,
+            key: 0,
+            admissible: false,
+            filter,
+        }
+    }
 }
 
 /// An edge as the graph reports it. `key` is the position of `(claim, from, to, predicate)` in byte
@@ -78,15 +102,56 @@ pub struct EdgeInfo {
     pub label: Option<Arc<str>>,
 }
 
+/// Per-node lists stored end to end in one vector (node `n`'s items are
+/// `items[start[n]..start[n + 1]]`): one allocation, and neighbors' lists near each other.
+#[derive(Debug)]
+pub struct Runs<T> {
+    items: Vec<T>,
+    start: Vec<u32>,
+}
+
+impl<T> Default for Runs<T> {
+    fn default() -> Self {
+        Runs {
+            items: Vec::new(),
+            start: Vec::new(),
+        }
+    }
+}
+
+impl<T> Runs<T> {
+    fn from_lists(lists: Vec<Vec<T>>) -> Runs<T> {
+        let mut runs = Runs {
+            items: Vec::with_capacity(lists.iter().map(Vec::len).sum()),
+            start: Vec::with_capacity(lists.len() + 1),
+        };
+        runs.start.push(0);
+        for list in lists {
+            runs.items.extend(list);
+            runs.start.push(runs.items.len() as u32);
+        }
+        runs
+    }
+
+    /// Node `node`'s items (none for a node out of range).
+    pub fn of(&self, node: u32) -> &[T] {
+        let node = node as usize;
+        match (self.start.get(node), self.start.get(node + 1)) {
+            (Some(&from), Some(&to)) => &self.items[from as usize..to as usize],
+            _ => &[],
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Adjacency {
     pub nodes: Vec<GraphNodeInfo>,
     pub node_of: FastMap<Arc<str>, u32>,
     pub edges: Vec<EdgeInfo>,
     /// Per node, its links in query order.
-    pub links: Vec<Vec<AdjLink>>,
+    pub links: Runs<AdjLink>,
     /// Per node, its distinct neighbors by basis (descending), then id.
-    pub ranked: Vec<Vec<u32>>,
+    pub ranked: Runs<u32>,
     /// Per node, whether its link reads reached the scan limit.
     pub scan_cut: Vec<bool>,
     key_count: usize,
@@ -262,10 +327,12 @@ impl GraphIndex {
             ..
         } = builder;
         finish(&mut adjacency, &keys, &index.claims, &predicates);
-        adjacency.links = links;
-        adjacency.scan_cut = scan_cut;
-        let ranked = adjacency
-            .links
+        // Each link carries its edge's final key and its neighbor's admissibility.
+        for link in links.iter_mut().flatten() {
+            link.key = adjacency.edges[link.edge as usize].key;
+            link.admissible = adjacency.nodes[link.neighbor as usize].admissible;
+        }
+        let ranked = links
             .iter()
             .map(|links| {
                 let mut neighbors: Vec<u32> = links.iter().map(|link| link.neighbor).collect();
@@ -278,7 +345,9 @@ impl GraphIndex {
                 neighbors
             })
             .collect();
-        adjacency.ranked = ranked;
+        adjacency.ranked = Runs::from_lists(ranked);
+        adjacency.links = Runs::from_lists(links);
+        adjacency.scan_cut = scan_cut;
         self.adjacency = adjacency;
     }
 }
@@ -342,7 +411,11 @@ fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool)
     });
     for &position in claims {
         let claim = &index.claims[position];
-        let filter = LinkFilter::Claim(position as u32);
+        let filter = LinkFilter::Claim {
+            at: position as u32,
+            status: claim.derived.status,
+            valid_to: claim.derived.valid_to,
+        };
         // (neighbor, edge from, edge to): from the subject to each object or context, or from the
         // subject to this entity when it is the claim's object or context.
         let ends: Vec<(u32, u32, u32)> = if *claim.subject == *id {
@@ -369,11 +442,7 @@ fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool)
                 None,
                 claim.value_text.as_deref(),
             );
-            links.push(AdjLink {
-                neighbor,
-                edge,
-                filter,
-            });
+            links.push(AdjLink::new(neighbor, edge, filter));
         }
     }
     let tasks = index
@@ -398,22 +467,18 @@ fn entity_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool)
             Some(task.status.as_str()),
             Some(&task.title),
         );
-        links.push(AdjLink {
+        links.push(AdjLink::new(
             neighbor,
             edge,
-            filter: LinkFilter::Task(task.created_at),
-        });
+            LinkFilter::Task(task.created_at),
+        ));
     }
     let meetings = index.meeting_links_by_entity(&id, GRAPH_SCAN_LIMIT);
     for link in meetings {
         let started = index.meeting(&link.meeting).map(|m| m.started_at);
         let neighbor = builder.node(&link.meeting);
         let edge = builder.edge(None, at, neighbor, &link.relation, None, None, None);
-        links.push(AdjLink {
-            neighbor,
-            edge,
-            filter: LinkFilter::Meeting(started),
-        });
+        links.push(AdjLink::new(neighbor, edge, LinkFilter::Meeting(started)));
     }
     let cut = seen >= GRAPH_SCAN_LIMIT || meetings.len() >= GRAPH_SCAN_LIMIT;
     (links, cut)
@@ -428,11 +493,7 @@ fn meeting_node_links(builder: &mut Builder<'_>, at: u32) -> (Vec<AdjLink>, bool
     for link in meeting_links {
         let neighbor = builder.node(&link.entity);
         let edge = builder.edge(None, neighbor, at, &link.relation, None, None, None);
-        links.push(AdjLink {
-            neighbor,
-            edge,
-            filter: LinkFilter::Always,
-        });
+        links.push(AdjLink::new(neighbor, edge, LinkFilter::Always));
     }
     (links, meeting_links.len() >= GRAPH_SCAN_LIMIT)
 }

@@ -21,7 +21,7 @@ pub mod testing;
 pub use postgres::PostgresStore;
 
 pub use graph_adjacency::{
-    AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, GRAPH_SCAN_LIMIT,
+    AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, Runs, GRAPH_SCAN_LIMIT,
 };
 pub use graph_index::GraphIndex;
 pub use sqlite::{hot_queries, SqliteStore};
