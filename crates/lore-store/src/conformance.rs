@@ -27,6 +27,62 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     evidence_by_slot_is_evidence_by_claim_of_the_slot(make_store().as_ref());
     set_based_deletion_reads_equal_their_definitions(make_store().as_ref());
     claim_derived_updates_reach_every_read(make_store().as_ref());
+    revisions_round_trip_small_and_large(make_store().as_ref());
+}
+
+/// A revision whose snapshots are a few bytes and one whose snapshots are many kilobytes (what an
+/// ingest writes: rows of repeated field names, non-ASCII text) read back exactly, by id and newest
+/// first, and only for their owner.
+fn revisions_round_trip_small_and_large(store: &dyn Store) {
+    let rows: serde_json::Map<String, serde_json::Value> = (0..200)
+        .map(|at| {
+            (
+                format!("claim:c{at}"),
+                json!({"id": format!("c{at}"), "subject": "e1", "predicate": "has_title",
+                       "value_text": format!("Directrice générale n°{at} — 東京"), "valid_from": at * 1000,
+                       "periods": [{"from": at, "to": null}], "conflict": null}),
+            )
+        })
+        .collect();
+    let small = Revision {
+        id: "r1".into(),
+        action: RevisionAction::ManualOverride,
+        target: "e1".into(),
+        secondary: None,
+        before: json!({}),
+        after: json!({"entity:e1": {"pinned": true}}),
+        created_at: Ts(10),
+    };
+    let large = Revision {
+        id: "r2".into(),
+        action: RevisionAction::ExtractionCommit,
+        target: "m1".into(),
+        secondary: Some("run".into()),
+        before: serde_json::Value::Object(rows.clone()),
+        after: json!({"rows": rows, "count": 200}),
+        created_at: Ts(20),
+    };
+    write(store, "o", |tx| {
+        tx.insert_revision(&small)?;
+        tx.insert_revision(&large)?;
+        Ok(())
+    })
+    .expect("revisions are written");
+    store
+        .read("o", &mut |tx| {
+            assert_eq!(tx.find_revision("r1")?.as_ref(), Some(&small));
+            assert_eq!(tx.find_revision("r2")?.as_ref(), Some(&large));
+            assert_eq!(tx.list_revisions(10)?, vec![large.clone(), small.clone()]);
+            Ok(())
+        })
+        .expect("revisions read back");
+    store
+        .read("other", &mut |tx| {
+            assert_eq!(tx.find_revision("r2")?, None);
+            assert!(tx.list_revisions(10)?.is_empty());
+            Ok(())
+        })
+        .expect("another owner reads none");
 }
 
 /// `update_claim_derived` changes every derived field, whichever of them change together, and the

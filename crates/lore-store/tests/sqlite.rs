@@ -32,3 +32,84 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     assert_eq!(store.schema_version().unwrap(), 1);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
+
+/// Large revision snapshots are stored compressed (a fraction of their JSON), small ones as JSON
+/// text; rows written as text by earlier builds still read, and a blob in an unknown format is an
+/// error rather than a panic or a wrong value.
+#[test]
+fn revision_snapshots_are_stored_compressed_and_old_text_rows_still_read() {
+    use lore_core::model::{Revision, RevisionAction};
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let rows: Vec<serde_json::Value> = (0..100)
+        .map(|at| json!({"id": format!("c{at}"), "predicate": "has_title", "value_text": format!("Title {at}")}))
+        .collect();
+    let revision = |id: &str, before: serde_json::Value| Revision {
+        id: id.into(),
+        action: RevisionAction::ExtractionCommit,
+        target: "m1".into(),
+        secondary: None,
+        before,
+        after: json!({"rows": rows}),
+        created_at: lore_core::Ts(1),
+    };
+    let (large, small) = (
+        revision("r1", json!({"rows": rows})),
+        revision("r2", json!({})),
+    );
+    store
+        .write("o", &mut |tx| {
+            tx.insert_revision(&large)?;
+            tx.insert_revision(&small)
+        })
+        .unwrap();
+    drop(store);
+
+    let json_len = serde_json::to_string(&large.before).unwrap().len() as i64;
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let stored = |id: &str| -> (String, i64, String) {
+        connection
+            .query_row(
+                "SELECT typeof(before), length(before), typeof(after) FROM revisions WHERE id = ?1",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap()
+    };
+    let (kind, bytes, _) = stored("r1");
+    assert_eq!(kind, "blob");
+    assert!(
+        bytes * 3 < json_len,
+        "{bytes} bytes stored for {json_len} of JSON"
+    );
+    assert_eq!(stored("r2").0, "text");
+    // As an earlier build wrote it: JSON text; and a blob whose format byte is unknown.
+    connection
+        .execute(
+            "UPDATE revisions SET before = ?1 WHERE id = 'r1'",
+            [serde_json::to_string(&large.before).unwrap()],
+        )
+        .unwrap();
+    connection
+        .execute(
+            "UPDATE revisions SET after = x'09000102' WHERE id = 'r2'",
+            [],
+        )
+        .unwrap();
+    drop(connection);
+
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .read("o", &mut |tx| {
+            assert_eq!(tx.find_revision("r1")?.as_ref(), Some(&large));
+            let broken = tx.find_revision("r2");
+            assert!(
+                matches!(&broken, Err(error) if error.to_string().contains("unknown format")),
+                "{broken:?}"
+            );
+            Ok(())
+        })
+        .unwrap();
+}

@@ -1550,8 +1550,8 @@ impl Tx for SqliteTx<'_> {
                 r.action.as_str(),
                 r.target,
                 r.secondary,
-                r.before.to_string(),
-                r.after.to_string(),
+                snapshot_to_sql(&r.before),
+                snapshot_to_sql(&r.after),
                 r.created_at.0
             ],
         )

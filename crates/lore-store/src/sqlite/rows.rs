@@ -36,6 +36,48 @@ pub fn from_json<T: DeserializeOwned>(row: &Row, index: usize) -> rusqlite::Resu
         .map_err(|error| conversion_error(index, error.to_string()))
 }
 
+/// Revision snapshots are the bulk of what an ingest writes (about half the file as JSON text), and
+/// their JSON repeats the same field names row after row: one that serializes to more than
+/// `SNAPSHOT_COMPRESS_FROM` bytes is stored as a blob, a format byte followed by the LZ4 block
+/// (uncompressed size first). Smaller ones, and rows written before, are JSON text.
+const SNAPSHOT_COMPRESS_FROM: usize = 512;
+const SNAPSHOT_LZ4: u8 = 1;
+
+pub fn snapshot_to_sql(value: &serde_json::Value) -> rusqlite::types::Value {
+    let json = serde_json::to_vec(value).expect("JSON values serialize");
+    if json.len() < SNAPSHOT_COMPRESS_FROM {
+        return rusqlite::types::Value::Text(String::from_utf8(json).expect("JSON is UTF-8"));
+    }
+    let mut blob = vec![SNAPSHOT_LZ4];
+    blob.extend(lz4_flex::compress_prepend_size(&json));
+    rusqlite::types::Value::Blob(blob)
+}
+
+fn snapshot(row: &Row, index: usize) -> rusqlite::Result<serde_json::Value> {
+    let json = match row.get_ref(index)? {
+        ValueRef::Text(text) => std::borrow::Cow::Borrowed(text),
+        ValueRef::Blob([SNAPSHOT_LZ4, compressed @ ..]) => {
+            lz4_flex::decompress_size_prepended(compressed)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|error| conversion_error(index, format!("snapshot: {error}")))?
+        }
+        ValueRef::Blob(_) => {
+            return Err(conversion_error(
+                index,
+                "snapshot in an unknown format".into(),
+            ));
+        }
+        other => {
+            return Err(rusqlite::Error::InvalidColumnType(
+                index,
+                String::new(),
+                other.data_type(),
+            ))
+        }
+    };
+    serde_json::from_slice(&json).map_err(|error| conversion_error(index, error.to_string()))
+}
+
 fn optional_json(row: &Row, index: usize) -> rusqlite::Result<Option<serde_json::Value>> {
     optional_text(row, index)?
         .map(|text| {
@@ -260,8 +302,8 @@ pub fn revision_row(row: &Row) -> rusqlite::Result<Revision> {
         action: name(row, 1, RevisionAction::parse)?,
         target: get(row, 2)?,
         secondary: get(row, 3)?,
-        before: from_json(row, 4)?,
-        after: from_json(row, 5)?,
+        before: snapshot(row, 4)?,
+        after: snapshot(row, 5)?,
         created_at: ts(row, 6)?,
     })
 }
