@@ -77,6 +77,19 @@ const BLOCK: (usize, usize, usize, usize) = (1_000, 200, 500, 300);
 /// Meetings per block: a block's statements are spread over meetings of its own.
 const BLOCK_MEETINGS: usize = 1_000;
 
+/// The block an entity of the dataset belongs to, from its kind and name ("Person 1234" is person
+/// 1234, in block 1 at every scale); `None` for a name the generator does not make.
+pub fn block_of(kind: lore_core::EntityKind, name: &str) -> Option<usize> {
+    let (prefix, size) = match kind {
+        lore_core::EntityKind::Person => ("Person ", BLOCK.0),
+        lore_core::EntityKind::Company => ("Company ", BLOCK.1),
+        lore_core::EntityKind::Project => ("Project ", BLOCK.2),
+        lore_core::EntityKind::Concept => ("Concept ", BLOCK.3),
+    };
+    let index: usize = name.strip_prefix(prefix)?.parse().ok()?;
+    Some(index / size)
+}
+
 /// Meeting `i` starts at `FIRST_MEETING_MS + i * meeting_spacing_ms(scale)` (from 2026-01-01).
 pub const FIRST_MEETING_MS: i64 = 1_767_225_600_000;
 const MEETING_SPACING_MS: i64 = 6 * 3_600_000;
@@ -437,5 +450,41 @@ mod tests {
     #[test]
     fn the_same_scale_gives_the_same_dataset() {
         assert_eq!(generate(1).bundles, generate(1).bundles);
+    }
+
+    /// Every name the generator gives at scale 2 falls in block 0 or 1, each block holding one scale-1
+    /// population; other names are in no block.
+    #[test]
+    fn every_generated_name_has_its_block() {
+        use lore_core::EntityKind::*;
+        let dataset = generate(2);
+        let mut per_block: BTreeMap<(usize, String), BTreeSet<String>> = BTreeMap::new();
+        for bundle in &dataset.bundles {
+            let bundle: Value = serde_json::from_str(bundle).unwrap();
+            for claim in bundle["claims"].as_array().unwrap() {
+                for side in ["subject", "object"] {
+                    let Some(name) = claim[side]["name"].as_str() else {
+                        continue;
+                    };
+                    let kind = lore_core::EntityKind::parse(claim[side]["kind"].as_str().unwrap())
+                        .unwrap();
+                    let block = block_of(kind, name).expect(name);
+                    assert!(block < 2, "{name} in block {block}");
+                    per_block
+                        .entry((block, claim[side]["kind"].to_string()))
+                        .or_default()
+                        .insert(name.to_string());
+                }
+            }
+        }
+        for kind in ["person", "company", "project", "concept"] {
+            let count = |block: usize| per_block[&(block, format!("{kind:?}"))].len();
+            let (zero, one) = (count(0), count(1));
+            assert!(zero * 10 > one * 9 && one * 10 > zero * 9, "{kind}: {zero} vs {one}");
+        }
+        assert_eq!(block_of(Person, "Person 1999"), Some(1));
+        assert_eq!(block_of(Company, "Company 200"), Some(1));
+        assert_eq!(block_of(Person, "Alice"), None);
+        assert_eq!(block_of(Company, "Person 3"), None);
     }
 }

@@ -973,6 +973,8 @@ fn bench(
         ))),
     };
     let progress = indicatif::ProgressBar::new_spinner();
+    // The spinner draws only on a terminal; elsewhere (CI logs, scripts) each step is a line.
+    let lines = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let config = lore_bench::BenchConfig {
         scale,
         samples: if quick { samples.min(30) } else { samples },
@@ -980,6 +982,9 @@ fn bench(
         batch: batch.unwrap_or_else(|| engine.store().ingest_batch()),
     };
     let mut report = lore_bench::run(&engine, &config, |message| {
+        if lines {
+            eprintln!("lore bench: {message}");
+        }
         progress.set_message(message.to_string())
     })
     .map_err(|error| anyhow::anyhow!("benchmark failed: {error}"))?;
