@@ -480,7 +480,10 @@ mod tests {
         for kind in ["person", "company", "project", "concept"] {
             let count = |block: usize| per_block[&(block, format!("{kind:?}"))].len();
             let (zero, one) = (count(0), count(1));
-            assert!(zero * 10 > one * 9 && one * 10 > zero * 9, "{kind}: {zero} vs {one}");
+            assert!(
+                zero * 10 > one * 9 && one * 10 > zero * 9,
+                "{kind}: {zero} vs {one}"
+            );
         }
         assert_eq!(block_of(Person, "Person 1999"), Some(1));
         assert_eq!(block_of(Company, "Company 200"), Some(1));

@@ -42,7 +42,11 @@ fn bench_quick_reports_every_operation() {
     assert!(report["dataset"]["claims"].as_u64().unwrap_or(0) > 0);
     assert!(report["db_bytes_per_1000_claims"].as_u64().unwrap_or(0) > 0);
     // Off a terminal, progress is one line per step on stderr (stdout stays the JSON alone).
-    for step in ["ingesting", "measuring the projection", "measuring deletions"] {
+    for step in [
+        "ingesting",
+        "measuring the projection",
+        "measuring deletions",
+    ] {
         assert!(stderr.contains(step), "no '{step}' progress line: {stderr}");
     }
 }
