@@ -1406,11 +1406,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
         self.all(
-            sql!(
-                "SELECT ",
-                LINK_COLUMNS,
-                " FROM resource_links WHERE owner = ?1 AND entity = ?2 ORDER BY first_seen_at, id"
-            ),
+            &read_side::LINKS_BY_ENTITY,
             params![self.owner, entity],
             link_row,
         )

@@ -8,7 +8,7 @@ use lore_core::Ts;
 use rusqlite::params;
 
 use super::rows::*;
-use super::{backend, SqliteTx, CLAIM_COLUMNS, TASK_COLUMNS};
+use super::{backend, SqliteTx, CLAIM_COLUMNS, LINK_COLUMNS, TASK_COLUMNS};
 use crate::{MeetingLink, ProjectedClaim, SearchCandidate, StoreError, StoreResult};
 
 /// Candidates: the owner's newest-indexed matches (of the kind, if given), bounded, with their bm25
@@ -65,6 +65,13 @@ pub const STATUS_AS_OF: &str =
      WHERE h.owner = ?1 AND h.claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
      AND h.seq = (SELECT max(seq) FROM claim_status_history \
                   WHERE owner = ?1 AND claim = h.claim AND recorded_at <= ?3) ORDER BY h.claim";
+/// An entity's resource links, oldest first.
+pub static LINKS_BY_ENTITY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {LINK_COLUMNS} FROM resource_links WHERE owner = ?1 AND entity = ?2 \
+         ORDER BY first_seen_at, id"
+    )
+});
 pub const CLAIMS_BY_PREDICATE: &str = "FROM claims WHERE owner = ?1 AND predicate = ?2 ORDER BY id";
 /// Graph, one hop from an entity through claims: written with `IN (SELECT ...)`, never a JOIN
 /// (PERF-NOTES: a JOIN here makes SQLite scan the whole claims index through a Bloom filter).
@@ -174,6 +181,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "projection: active claims",
             PROJECTED_CLAIMS.into(),
             "COVERING INDEX claims_by_subject (owner=? AND subject=? AND status=?)",
+        ),
+        (
+            "projection: resource links",
+            LINKS_BY_ENTITY.clone(),
+            "resource_links_by_entity (owner=? AND entity=?)",
         ),
     ]
 }

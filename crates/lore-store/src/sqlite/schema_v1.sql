@@ -559,3 +559,11 @@ CREATE TRIGGER search_docs_au AFTER UPDATE OF scope, body ON search_docs BEGIN
     INSERT INTO search_pending (doc, scope, body) SELECT old.doc, old.scope, old.body
         WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc);
 END;
+
+-- The projection reads a subject's active claims in (predicate, id) order, and an entity's resource
+-- links in (first_seen_at, id) order, in index order: neither read sorts its rows any more.
+DROP INDEX claims_by_subject;
+CREATE INDEX claims_by_subject ON claims (owner, subject, status, predicate, id, object_entity,
+    value_text, context_entity, authority, valid_from, valid_to);
+DROP INDEX resource_links_by_entity;
+CREATE INDEX resource_links_by_entity ON resource_links (owner, entity, first_seen_at, id);
