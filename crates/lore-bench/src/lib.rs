@@ -23,6 +23,8 @@ pub struct BenchConfig {
     /// Meetings applied per write transaction (`Engine::ingest_bundles`); 1 = one durable commit per
     /// meeting.
     pub batch: usize,
+    /// Draw the read targets from the whole dataset rather than from its first block.
+    pub all_targets: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -53,6 +55,8 @@ pub struct BenchReport {
     /// Per graph operation, the answers' sizes over the same targets (nodes and edges at p50, p95
     /// and the largest), so that graph timings can be read against the neighborhoods they return.
     pub graph_sizes: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Where the read targets were drawn from: "first block" (the default) or "all blocks".
+    pub targets: String,
 }
 
 /// The `count` entities among `among` that are subject or object of the most claims, most first
@@ -202,15 +206,21 @@ pub fn run(
     // entities a snapshot has read); drawing from the whole population would give the smaller scale
     // more repeated targets. Every fifth target is a hub, one of the block's 20 entities with the
     // most claims.
+    // With `all_targets`, the population is every block and the hubs are 20 per block.
     let block: Vec<&lore_engine::EntityRow> = entities
         .iter()
-        .filter(|e| dataset::block_of(e.kind, &e.name) == Some(0))
+        .filter(|e| config.all_targets || dataset::block_of(e.kind, &e.name) == Some(0))
         .collect();
     if block.is_empty() {
         return Err("no entity of the dataset's first block was found".into());
     }
     let members: std::collections::HashSet<&str> = block.iter().map(|e| e.id.as_str()).collect();
-    let hubs = hubs(&claims_after_edits, &members, 20);
+    let hub_count = if config.all_targets {
+        20 * config.scale
+    } else {
+        20
+    };
+    let hubs = hubs(&claims_after_edits, &members, hub_count);
     let targets: Vec<String> = (0..samples)
         .map(|i| {
             if i % 5 == 0 && !hubs.is_empty() {
@@ -428,5 +438,10 @@ pub fn run(
         ingest,
         db_bytes_per_1000_claims: None,
         graph_sizes,
+        targets: if config.all_targets {
+            "all blocks".into()
+        } else {
+            "first block".into()
+        },
     })
 }

@@ -249,6 +249,10 @@ pub enum Command {
         /// 1 on PostgreSQL)
         #[arg(long)]
         batch: Option<usize>,
+        /// Draw the targets from the whole dataset instead of its first block (at scale 1 the same;
+        /// at larger scales the reads spread over every block)
+        #[arg(long)]
+        all_targets: bool,
     },
     /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
     User {
@@ -601,7 +605,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             samples,
             quick,
             batch,
-        } => return bench(&cli.db, &backend, scale, samples, quick, batch, cli.json),
+            all_targets,
+        } => {
+            let config = lore_bench::BenchConfig {
+                scale,
+                samples: if quick { samples.min(30) } else { samples },
+                meetings: quick.then_some(150),
+                // Zero: the store's own batch size, known once it is open.
+                batch: batch.unwrap_or(0),
+                all_targets,
+            };
+            return bench(&cli.db, &backend, config, cli.json);
+        }
         Command::Check => {
             let engine = open_engine(&cli.db)?;
             let mut problems = engine.store().integrity_problems()?;
@@ -943,12 +958,10 @@ fn demo(
 fn bench(
     db: &str,
     backend: &str,
-    scale: usize,
-    samples: usize,
-    quick: bool,
-    batch: Option<usize>,
+    mut config: lore_bench::BenchConfig,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    let scale = config.scale;
     if !(1..=1000).contains(&scale) {
         bail!(BadInput("--scale must be between 1 and 1000".into()));
     }
@@ -975,12 +988,9 @@ fn bench(
     let progress = indicatif::ProgressBar::new_spinner();
     // The spinner draws only on a terminal; elsewhere (CI logs, scripts) each step is a line.
     let lines = !std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let config = lore_bench::BenchConfig {
-        scale,
-        samples: if quick { samples.min(30) } else { samples },
-        meetings: quick.then_some(150),
-        batch: batch.unwrap_or_else(|| engine.store().ingest_batch()),
-    };
+    if config.batch == 0 {
+        config.batch = engine.store().ingest_batch();
+    }
     let mut report = lore_bench::run(&engine, &config, |message| {
         if lines {
             eprintln!("lore bench: {message}");

@@ -160,8 +160,8 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "lore bench: scale {} on {}",
-        report.scale, report.backend
+        "lore bench: scale {} on {} (read targets from the {})",
+        report.scale, report.backend, report.targets
     );
     let sizes: Vec<String> = report
         .dataset
