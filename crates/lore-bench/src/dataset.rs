@@ -458,7 +458,8 @@ mod tests {
     fn every_generated_name_has_its_block() {
         use lore_core::EntityKind::*;
         let dataset = generate(2);
-        let mut per_block: BTreeMap<(usize, String), BTreeSet<String>> = BTreeMap::new();
+        let mut per_block: BTreeMap<(usize, lore_core::EntityKind), BTreeSet<String>> =
+            BTreeMap::new();
         for bundle in &dataset.bundles {
             let bundle: Value = serde_json::from_str(bundle).unwrap();
             for claim in bundle["claims"].as_array().unwrap() {
@@ -471,18 +472,18 @@ mod tests {
                     let block = block_of(kind, name).expect(name);
                     assert!(block < 2, "{name} in block {block}");
                     per_block
-                        .entry((block, claim[side]["kind"].to_string()))
+                        .entry((block, kind))
                         .or_default()
                         .insert(name.to_string());
                 }
             }
         }
-        for kind in ["person", "company", "project", "concept"] {
-            let count = |block: usize| per_block[&(block, format!("{kind:?}"))].len();
+        for kind in [Person, Company, Project, Concept] {
+            let count = |block: usize| per_block[&(block, kind)].len();
             let (zero, one) = (count(0), count(1));
             assert!(
                 zero * 10 > one * 9 && one * 10 > zero * 9,
-                "{kind}: {zero} vs {one}"
+                "{kind:?}: {zero} vs {one}"
             );
         }
         assert_eq!(block_of(Person, "Person 1999"), Some(1));

@@ -198,14 +198,22 @@ pub fn slot_evidence_by_claim(
     slot: &SlotKey,
     claims: &[Claim],
 ) -> EngineResult<HashMap<String, Vec<Evidence>>> {
-    let mut by_claim: HashMap<String, Vec<Evidence>> = HashMap::with_capacity(claims.len());
     if claims.is_empty() {
-        return Ok(by_claim);
+        return Ok(HashMap::new());
     }
-    for row in tx.list_evidence_by_slot(slot)? {
-        by_claim.entry(row.claim.clone()).or_default().push(row);
+    Ok(group_by_claim(tx.list_evidence_by_slot(slot)?, |row| {
+        &row.claim
+    }))
+}
+
+/// Rows of a slot's claims (evidence, status history, supersedes links) grouped by their claim, in
+/// the order they were read.
+pub fn group_by_claim<T>(rows: Vec<T>, claim: fn(&T) -> &String) -> HashMap<String, Vec<T>> {
+    let mut by_claim: HashMap<String, Vec<T>> = HashMap::new();
+    for row in rows {
+        by_claim.entry(claim(&row).clone()).or_default().push(row);
     }
-    Ok(by_claim)
+    by_claim
 }
 
 pub fn slot_evidence(evidence: &Evidence) -> SlotEvidence {

@@ -13,7 +13,7 @@ use lore_core::Ts;
 use lore_store::Tx;
 use serde::Serialize;
 
-use crate::apply::{slot_evidence, LoadedSlot};
+use crate::apply::{group_by_claim, slot_evidence, LoadedSlot};
 use crate::resolve::find_entity;
 use crate::views::{entity_view_with_sources, EntityView, ShowOptions};
 use crate::{Engine, EngineResult};
@@ -174,20 +174,10 @@ fn rebuild_slot_history(
         return Ok(());
     }
     // The slot's status history and supersedes links, each read in one statement, by claim.
-    let mut histories_by_claim: HashMap<String, Vec<StatusChange>> = HashMap::new();
-    for row in tx.list_status_changes_by_slot(slot)? {
-        histories_by_claim
-            .entry(row.claim.clone())
-            .or_default()
-            .push(row);
-    }
-    let mut links_by_claim: HashMap<String, Vec<SupersedesLink>> = HashMap::new();
-    for link in tx.list_supersedes_links_by_slot(slot)? {
-        links_by_claim
-            .entry(link.claim.clone())
-            .or_default()
-            .push(link);
-    }
+    let mut histories_by_claim =
+        group_by_claim(tx.list_status_changes_by_slot(slot)?, |row| &row.claim);
+    let mut links_by_claim =
+        group_by_claim(tx.list_supersedes_links_by_slot(slot)?, |link| &link.claim);
     let mut evidence = BTreeMap::new();
     let mut links = BTreeMap::new();
     let mut instants = BTreeSet::new();

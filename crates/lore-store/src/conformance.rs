@@ -161,12 +161,9 @@ fn claim_derived_updates_reach_every_read(store: &dyn Store) {
     .expect("claim_derived_updates_reach_every_read");
 }
 
-/// The set-based reads and writes of a source deletion (L13) answer exactly what their one-by-one
-/// definitions answer: `delete_evidence_many` = `delete_evidence` per id, `list_claims_without_evidence`
-/// = `list_evidence_by_claim(..).is_empty()` per claim, `find_identifier_source` = the first of
-/// `list_identifier_sources`, and the by-slot status history and supersedes links = the per-claim
-/// reads of the slot's claims; other slots, contexts and owners are left out.
-fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
+/// Four claims of subject `e1` for the per-slot cases: c1 and c2 share the slot (`has_title`), c3
+/// is another predicate's slot and c4 the same predicate in the context of `e2`.
+fn slot_claims() -> [Claim; 4] {
     let claim = |id: &str, predicate: &str, context: Option<&str>| {
         let mut claim = sample_claim(id, "e1");
         claim.predicate = predicate.into();
@@ -174,6 +171,20 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
         claim.derived.superseded_by = None;
         claim
     };
+    [
+        claim("c2", "has_title", None),
+        claim("c1", "has_title", None),
+        claim("c3", "works_at", None),
+        claim("c4", "has_title", Some("e2")),
+    ]
+}
+
+/// The set-based reads and writes of a source deletion (L13) answer exactly what their one-by-one
+/// definitions answer: `delete_evidence_many` = `delete_evidence` per id, `list_claims_without_evidence`
+/// = `list_evidence_by_claim(..).is_empty()` per claim, `find_identifier_source` = the first of
+/// `list_identifier_sources`, and the by-slot status history and supersedes links = the per-claim
+/// reads of the slot's claims; other slots, contexts and owners are left out.
+fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
     let change = |claim: &str, at: i64, status: ClaimStatus| {
         let mut derived = sample_claim(claim, "e1").derived;
         derived.status = status;
@@ -201,10 +212,9 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
             tx.insert_meeting(&sample_meeting("m2"))?;
             tx.upsert_entity(&sample_entity("e1"))?;
             tx.upsert_entity(&sample_entity("e2"))?;
-            tx.insert_claim(&claim("c2", "has_title", None))?;
-            tx.insert_claim(&claim("c1", "has_title", None))?;
-            tx.insert_claim(&claim("c3", "works_at", None))?;
-            tx.insert_claim(&claim("c4", "has_title", Some("e2")))?;
+            for claim in slot_claims() {
+                tx.insert_claim(&claim)?;
+            }
             for (id, claim) in [("v1", "c1"), ("v2", "c1"), ("v3", "c2"), ("v4", "c3")] {
                 tx.insert_evidence(&sample_evidence(id, claim, "m1"))?;
             }
@@ -302,13 +312,6 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
 /// order and each claim's rows in `list_evidence_by_claim` order; other slots, contexts and owners
 /// are left out.
 fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
-    let claim = |id: &str, predicate: &str, context: Option<&str>| {
-        let mut claim = sample_claim(id, "e1");
-        claim.predicate = predicate.into();
-        claim.context_entity = context.map(str::to_string);
-        claim.derived.superseded_by = None;
-        claim
-    };
     let evidence = |id: &str, claim: &str, observed_at: i64, start_ms: i64| {
         let mut row = sample_evidence(id, claim, "m1");
         row.observed_at = Ts(observed_at);
@@ -320,10 +323,9 @@ fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
             tx.insert_meeting(&sample_meeting("m1"))?;
             tx.upsert_entity(&sample_entity("e1"))?;
             tx.upsert_entity(&sample_entity("e2"))?;
-            tx.insert_claim(&claim("c2", "has_title", None))?;
-            tx.insert_claim(&claim("c1", "has_title", None))?;
-            tx.insert_claim(&claim("c3", "works_at", None))?;
-            tx.insert_claim(&claim("c4", "has_title", Some("e2")))?;
+            for claim in slot_claims() {
+                tx.insert_claim(&claim)?;
+            }
             tx.insert_evidence(&evidence("v3", "c2", 30, 0))?;
             tx.insert_evidence(&evidence("v1", "c2", 10, 5))?;
             tx.insert_evidence(&evidence("v2", "c2", 10, 1))?;
