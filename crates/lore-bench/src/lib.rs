@@ -55,6 +55,9 @@ pub struct BenchReport {
     /// Per graph operation, the answers' sizes over the same targets (nodes and edges at p50, p95
     /// and the largest), so that graph timings can be read against the neighborhoods they return.
     pub graph_sizes: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Milliseconds `Store::prewarm` took before the reads were measured (what `lore serve` does at
+    /// start); `projection_cold` was measured before it.
+    pub prewarm_ms: f64,
     /// Where the read targets were drawn from: "first block" (the default) or "all blocks".
     pub targets: String,
 }
@@ -231,6 +234,39 @@ pub fn run(
         })
         .collect();
     let mut ops = BTreeMap::new();
+    // A process that has not prewarmed (a one-shot `lore show`, a server's first minutes) pays a page
+    // fault for each page its reads touch first. Measured on targets of their own, none of which the
+    // measured reads below read again (a target read once is warm): the block's next 20 hubs, and
+    // other entities of the block. Their generator is their own, so that later draws stay as before.
+    progress("measuring the projection before prewarming");
+    let ranked = self::hubs(&claims_after_edits, &members, 2 * hub_count);
+    let cold_hubs: Vec<&String> = ranked.iter().skip(hubs.len()).collect();
+    let taken: std::collections::HashSet<&str> = targets.iter().map(String::as_str).collect();
+    let others: Vec<&str> = block
+        .iter()
+        .map(|e| e.id.as_str())
+        .filter(|id| !taken.contains(id) && !ranked.iter().any(|hub| hub == id))
+        .collect();
+    let mut cold_rng = Rng::new(13);
+    let cold_targets: Vec<String> = (0..samples)
+        .filter_map(|i| {
+            if i % 5 == 0 && !cold_hubs.is_empty() {
+                Some(cold_hubs[cold_rng.below(cold_hubs.len())].clone())
+            } else if !others.is_empty() {
+                Some(others[cold_rng.below(others.len())].to_string())
+            } else {
+                None
+            }
+        })
+        .collect();
+    ops.insert(
+        "projection_cold".to_string(),
+        measure(&cold_targets, |id| engine.projection(OWNER, id).map(|_| ()))?,
+    );
+    progress("prewarming, as lore serve does at start");
+    let started = Instant::now();
+    engine.store().prewarm().map_err(|e| e.to_string())?;
+    let prewarm_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
     progress("measuring the projection");
     ops.insert(
         "projection".to_string(),
@@ -438,6 +474,7 @@ pub fn run(
         ingest,
         db_bytes_per_1000_claims: None,
         graph_sizes,
+        prewarm_ms,
         targets: if config.all_targets {
             "all blocks".into()
         } else {

@@ -171,6 +171,11 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
     let _ = writeln!(out, "dataset: {}", sizes.join(", "));
     let _ = writeln!(
         out,
+        "reads after a prewarm of {:.1} ms (projection_cold: before it)",
+        report.prewarm_ms
+    );
+    let _ = writeln!(
+        out,
         "\n{:<26} {:>10} {:>10} {:>10} {:>6}",
         "operation", "p50 µs", "p95 µs", "p99 µs", "n"
     );

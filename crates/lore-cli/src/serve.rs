@@ -156,6 +156,27 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing requests in flight");
 }
 
+/// Maps the per-entity reads' pages on a thread of its own (`Store::prewarm`), so that a long-lived
+/// server's first read of each entity costs what later ones do; requests are served meanwhile.
+fn prewarm_in_background(engine: &Arc<Engine>) {
+    let engine = Arc::clone(engine);
+    let spawned = std::thread::Builder::new()
+        .name("lore-prewarm".into())
+        .spawn(move || {
+            let started = std::time::Instant::now();
+            match engine.store().prewarm() {
+                Ok(walks) => tracing::info!(
+                    "prewarmed {walks} b-tree(s) of the per-entity reads in {} ms",
+                    started.elapsed().as_millis()
+                ),
+                Err(error) => tracing::warn!("prewarm stopped: {error}"),
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!("prewarm not started: {error}");
+    }
+}
+
 pub fn serve(engine: Engine, args: ServeArgs, owner: &str) -> anyhow::Result<()> {
     let addr: SocketAddr = args
         .addr
@@ -182,7 +203,9 @@ pub fn serve(engine: Engine, args: ServeArgs, owner: &str) -> anyhow::Result<()>
         // The bound address goes to stderr so that scripts (and tests) using port 0 can find it.
         let public_url = config.public_url.trim_end_matches('/').to_string();
         eprintln!("lore: listening on http://{bound} (REST /api/v1, MCP /mcp)");
-        let app = lore_server::app(Arc::new(engine), config);
+        let engine = Arc::new(engine);
+        prewarm_in_background(&engine);
+        let app = lore_server::app(engine, config);
         // The web workspace's one-time sign-in link for --owner (used once, then a session cookie).
         let secret = app.sessions.create_signin_secret(owner);
         let link = format!("{public_url}/signin?token={secret}");
@@ -198,10 +221,9 @@ pub fn serve(engine: Engine, args: ServeArgs, owner: &str) -> anyhow::Result<()>
 
 pub fn mcp_stdio(engine: Engine, owner: &str) -> anyhow::Result<()> {
     let runtime = runtime()?;
+    let engine = Arc::new(engine);
+    prewarm_in_background(&engine);
     runtime
-        .block_on(lore_server::serve_stdio(
-            Arc::new(engine),
-            owner.to_string(),
-        ))
+        .block_on(lore_server::serve_stdio(engine, owner.to_string()))
         .map_err(|error| anyhow::anyhow!(error))
 }

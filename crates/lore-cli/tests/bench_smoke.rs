@@ -17,6 +17,7 @@ fn bench_quick_reports_every_operation() {
     assert_eq!(report["backend"], "sqlite");
     for op in [
         "projection",
+        "projection_cold",
         "hop1",
         "hop2",
         "hop2_bounded",
@@ -41,10 +42,13 @@ fn bench_quick_reports_every_operation() {
     assert!(report["ingest"]["meetings_per_s"].as_f64().unwrap_or(0.0) > 0.0);
     assert!(report["dataset"]["claims"].as_u64().unwrap_or(0) > 0);
     assert!(report["db_bytes_per_1000_claims"].as_u64().unwrap_or(0) > 0);
+    // The reads were measured after the prewarm a server runs at start, and the report says so.
+    assert!(report["prewarm_ms"].as_f64().is_some(), "no prewarm_ms");
     // Off a terminal, progress is one line per step on stderr (stdout stays the JSON alone).
     for step in [
         "ingesting",
         "measuring the projection",
+        "prewarming",
         "measuring deletions",
     ] {
         assert!(stderr.contains(step), "no '{step}' progress line: {stderr}");

@@ -24,7 +24,7 @@ pub use graph_adjacency::{
     AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, Runs, GRAPH_SCAN_LIMIT,
 };
 pub use graph_index::GraphIndex;
-pub use sqlite::{hot_queries, SqliteStore};
+pub use sqlite::{hot_queries, SqliteStore, PREWARM};
 
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
@@ -101,6 +101,15 @@ pub trait Store: Send + Sync {
     /// rows pile up row versions that no one can prune until it ends), so it commits each meeting.
     fn ingest_batch(&self) -> usize {
         32
+    }
+    /// Brings the pages of the per-entity reads' b-trees into the reading connection's view of the
+    /// database, so that a long-lived process (`lore serve`, `lore mcp`) answers its first reads of
+    /// each entity as fast as later ones; returns how many statements it ran. The SQLite reader maps
+    /// the file, and each page it has not touched yet costs a page fault on first read: about 2 µs,
+    /// and more pages per read the larger the database (BENCHMARKS.md). A backend with a shared
+    /// buffer pool of its own (PostgreSQL) has nothing to do here.
+    fn prewarm(&self) -> StoreResult<usize> {
+        Ok(0)
     }
 
     // API tokens: the one administrative exception to owner-bound access. A request is known only by

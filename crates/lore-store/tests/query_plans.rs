@@ -2,7 +2,7 @@
 //! scan the claims, evidence or status-history tables (or a whole index of them). The plans printed
 //! here with `--nocapture` are the ones quoted in ARCHITECTURE.md.
 
-use lore_store::{hot_queries, SqliteStore};
+use lore_store::{hot_queries, SqliteStore, PREWARM};
 use rusqlite::Connection;
 
 fn plan(connection: &Connection, sql: &str) -> Vec<String> {
@@ -56,6 +56,50 @@ fn hot_queries_use_their_indexes_and_never_scan_claims() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The prewarm walks must each read the b-tree they are meant to map (a `count(*)`, for one, would walk
+/// the smallest index instead, whatever `INDEXED BY` says).
+#[test]
+fn prewarm_walks_the_per_entity_btrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("prewarm.db");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(lore_store::Store::prewarm(&store).unwrap(), PREWARM.len());
+    drop(store);
+    let connection = Connection::open(&path).unwrap();
+    for (sql, expected) in PREWARM {
+        let details = plan(&connection, sql);
+        assert_eq!(details, vec![expected.to_string()], "{sql}");
+    }
+}
+
+/// The build flags of `.cargo/config.toml` reach the bundled SQLite: a database larger than the
+/// default 2 GiB cap would otherwise be mapped only in part.
+#[test]
+fn sqlite_maps_more_than_two_gib() {
+    let connection = Connection::open_in_memory().unwrap();
+    let options: Vec<String> = connection
+        .prepare("PRAGMA compile_options")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let cap = options
+        .iter()
+        .find_map(|o| o.strip_prefix("MAX_MMAP_SIZE="))
+        .unwrap_or_else(|| panic!("no MAX_MMAP_SIZE in {options:?}"));
+    let cap: u64 = if let Some(hex) = cap.strip_prefix("0x") {
+        u64::from_str_radix(hex, 16).unwrap()
+    } else {
+        cap.parse().unwrap()
+    };
+    assert!(cap >= 1 << 40, "mmap cap {cap}");
+    assert!(
+        options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+        "{options:?}"
+    );
 }
 
 #[test]

@@ -105,6 +105,29 @@ pub const OBSERVATION_TIMES: &str = "SELECT observed_at FROM evidence WHERE owne
 pub const TASKS_BY_ASSIGNEE: &str =
     "FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
 
+/// What `Store::prewarm` runs on the reader connection: one walk over every page of each b-tree the
+/// per-entity reads descend (the entity row, the projection's active claims and resource links, the
+/// graph's claims by object), with the plan each walk must have (checked by the query-plan test). A
+/// page walk answers nothing: the sums are discarded, and no row of any owner leaves the store.
+pub const PREWARM: [(&str, &str); 4] = [
+    (
+        "SELECT sum(length(current_brief)) FROM entities NOT INDEXED",
+        "SCAN entities",
+    ),
+    (
+        "SELECT sum(length(value_text)) FROM claims INDEXED BY claims_by_subject",
+        "SCAN claims USING COVERING INDEX claims_by_subject",
+    ),
+    (
+        "SELECT sum(length(subject)) FROM claims INDEXED BY claims_by_object",
+        "SCAN claims USING COVERING INDEX claims_by_object",
+    ),
+    (
+        "SELECT sum(first_seen_at) FROM resource_links INDEXED BY resource_links_by_entity",
+        "SCAN resource_links USING COVERING INDEX resource_links_by_entity",
+    ),
+];
+
 /// Hot queries with the index each must use, for the query-plan test and ARCHITECTURE.md. Statements
 /// the store assembles at run time are assembled here the same way, so the test checks the very text
 /// the store runs. The first entries mirror the write side's reads (projection, cascade).
@@ -185,7 +208,7 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         (
             "projection: resource links",
             LINKS_BY_ENTITY.clone(),
-            "resource_links_by_entity (owner=? AND entity=?)",
+            "COVERING INDEX resource_links_by_entity (owner=? AND entity=?)",
         ),
     ]
 }
