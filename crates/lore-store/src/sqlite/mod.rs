@@ -437,10 +437,11 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
 
 /// Per-connection settings for speed: every hot statement stays prepared (the engine runs a few
 /// dozen distinct ones; rusqlite keeps 16 by default), the page cache holds a working set of 64 MiB,
-/// and pages are read through a memory map of the whole file instead of being copied into the cache,
-/// so per-entity reads cost about the same when the database outgrows the cache. (SQLite's build caps
-/// the map at 2 GiB unless compiled otherwise; `.cargo/config.toml` raises the cap to 1 TiB, so that a
-/// 20 GB database is mapped whole rather than its first tenth.) Temporary files stay in
+/// and the first 2 GiB of the file (SQLite's cap) are read through a memory map instead of being
+/// copied into the cache, so per-entity reads cost about the same when the database outgrows the
+/// cache. A larger map was measured and not kept: once the file outgrew the free memory (20 GB at
+/// scale 100), every page fault read 128 KiB around its page and the process thrashed
+/// (BENCHMARKS.md, seventh round). Temporary files stay in
 /// memory: a statement that fires triggers inside a transaction keeps a statement journal of every
 /// page it changes, and past 64 KiB SQLite spilled it to a temporary file, a `pwrite` per page (a
 /// fifth of an alias insert's time, whose triggers rewrite the entity's search text).
@@ -448,7 +449,7 @@ fn tune(connection: &Connection) -> StoreResult<()> {
     connection.set_prepared_statement_cache_capacity(256);
     connection
         .execute_batch(
-            "PRAGMA cache_size = -65536; PRAGMA mmap_size = 1099511627776; PRAGMA temp_store = MEMORY;",
+            "PRAGMA cache_size = -65536; PRAGMA mmap_size = 2147418112; PRAGMA temp_store = MEMORY;",
         )
         .map_err(backend)
 }
