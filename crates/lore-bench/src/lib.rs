@@ -175,6 +175,10 @@ pub fn run(
         seconds: (seconds * 100.0).round() / 100.0,
         batch,
     };
+    // What the measurements need of the generated meetings is their number: their text (gigabytes at
+    // scale 100) would only crowd the database out of memory while the reads are measured.
+    let meeting_count = dataset.bundles.len();
+    drop(std::mem::take(&mut dataset.bundles));
 
     let mut rng = Rng::new(7);
     let entities = engine.list_entities(OWNER).map_err(|e| e.to_string())?;
@@ -187,6 +191,8 @@ pub fn run(
         let claim = &claims[rng.below(claims.len())];
         let _ = engine.retract_claim(OWNER, &claim.id);
     }
+    let claim_count = claims.len();
+    drop(claims);
     let people: Vec<&lore_engine::EntityRow> = entities
         .iter()
         .filter(|e| e.kind == lore_core::EntityKind::Person)
@@ -202,6 +208,16 @@ pub fn run(
     let claims_after_edits = engine
         .read(OWNER, |tx| Ok(tx.list_claims()?))
         .map_err(|e| e.to_string())?;
+    // Statuses after the users' retractions and overrides, before any deletion.
+    let statuses =
+        claims_after_edits
+            .iter()
+            .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
+                *counts
+                    .entry(format!("claims_{}", claim.derived.status))
+                    .or_default() += 1;
+                counts
+            });
     let samples = config.samples.max(10);
     // Targets come from the first block of the dataset at every scale: the same population, read in
     // a database that holds `scale` such blocks. Per-entity costs at two scales then compare reads of
@@ -240,6 +256,7 @@ pub fn run(
     // other entities of the block. Their generator is their own, so that later draws stay as before.
     progress("measuring the projection before prewarming");
     let ranked = self::hubs(&claims_after_edits, &members, 2 * hub_count);
+    drop(claims_after_edits);
     let cold_hubs: Vec<&String> = ranked.iter().skip(hubs.len()).collect();
     let taken: std::collections::HashSet<&str> = targets.iter().map(String::as_str).collect();
     let others: Vec<&str> = block
@@ -359,7 +376,7 @@ pub fn run(
     progress("measuring time travel");
     let middle_of_valid_time = lore_core::Ts(
         dataset::FIRST_MEETING_MS
-            + dataset::meeting_spacing_ms(config.scale) * (dataset.bundles.len() as i64 / 2),
+            + dataset::meeting_spacing_ms(config.scale) * (meeting_count as i64 / 2),
     );
     ops.insert(
         "known_at".to_string(),
@@ -448,23 +465,13 @@ pub fn run(
         .read(OWNER, |tx| Ok(tx.list_evidence()?.len()))
         .map_err(|e| e.to_string())?;
     let mut dataset_sizes = BTreeMap::new();
-    dataset_sizes.insert("meetings".to_string(), dataset.bundles.len() as u64);
+    dataset_sizes.insert("meetings".to_string(), meeting_count as u64);
     dataset_sizes.insert("segments".to_string(), dataset.segments as u64);
     dataset_sizes.insert("entities".to_string(), entities.len() as u64);
-    dataset_sizes.insert("claims".to_string(), claims.len() as u64);
+    dataset_sizes.insert("claims".to_string(), claim_count as u64);
     dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
     dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
     dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
-    // Statuses after the users' retractions and overrides, before any deletion.
-    let statuses =
-        claims_after_edits
-            .iter()
-            .fold(BTreeMap::<String, u64>::new(), |mut counts, claim| {
-                *counts
-                    .entry(format!("claims_{}", claim.derived.status))
-                    .or_default() += 1;
-                counts
-            });
     dataset_sizes.extend(statuses);
     Ok(BenchReport {
         scale: config.scale,
