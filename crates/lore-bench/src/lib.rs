@@ -86,6 +86,27 @@ fn hubs(
         .collect()
 }
 
+/// `samples` read targets: every fifth one of `hubs` (while there are hubs), the others uniform over
+/// `population`; a draw from an empty list is skipped.
+fn draw_targets(
+    rng: &mut Rng,
+    samples: usize,
+    hubs: &[String],
+    population: &[&str],
+) -> Vec<String> {
+    (0..samples)
+        .filter_map(|i| {
+            if i % 5 == 0 && !hubs.is_empty() {
+                Some(hubs[rng.below(hubs.len())].clone())
+            } else if !population.is_empty() {
+                Some(population[rng.below(population.len())].to_string())
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 /// Percentiles of measured durations, in microseconds.
 pub fn stats(mut samples: Vec<Duration>) -> OpStats {
     samples.sort_unstable();
@@ -239,43 +260,26 @@ pub fn run(
     } else {
         20
     };
-    let hubs = hubs(&claims_after_edits, &members, hub_count);
-    let targets: Vec<String> = (0..samples)
-        .map(|i| {
-            if i % 5 == 0 && !hubs.is_empty() {
-                hubs[rng.below(hubs.len())].clone()
-            } else {
-                block[rng.below(block.len())].id.clone()
-            }
-        })
-        .collect();
+    // The hubs measured below, then the next as many for the reads before the prewarm.
+    let ranked = hubs(&claims_after_edits, &members, 2 * hub_count);
+    drop(claims_after_edits);
+    let (hubs, cold_hubs) = ranked.split_at(ranked.len().min(hub_count));
+    let population: Vec<&str> = block.iter().map(|e| e.id.as_str()).collect();
+    let targets = draw_targets(&mut rng, samples, hubs, &population);
     let mut ops = BTreeMap::new();
     // A process that has not prewarmed (a one-shot `lore show`, a server's first minutes) pays a page
     // fault for each page its reads touch first. Measured on targets of their own, none of which the
     // measured reads below read again (a target read once is warm): the block's next 20 hubs, and
     // other entities of the block. Their generator is their own, so that later draws stay as before.
     progress("measuring the projection before prewarming");
-    let ranked = self::hubs(&claims_after_edits, &members, 2 * hub_count);
-    drop(claims_after_edits);
-    let cold_hubs: Vec<&String> = ranked.iter().skip(hubs.len()).collect();
-    let taken: std::collections::HashSet<&str> = targets.iter().map(String::as_str).collect();
-    let others: Vec<&str> = block
+    let taken: std::collections::HashSet<&str> =
+        targets.iter().chain(&ranked).map(String::as_str).collect();
+    let others: Vec<&str> = population
         .iter()
-        .map(|e| e.id.as_str())
-        .filter(|id| !taken.contains(id) && !ranked.iter().any(|hub| hub == id))
+        .copied()
+        .filter(|id| !taken.contains(id))
         .collect();
-    let mut cold_rng = Rng::new(13);
-    let cold_targets: Vec<String> = (0..samples)
-        .filter_map(|i| {
-            if i % 5 == 0 && !cold_hubs.is_empty() {
-                Some(cold_hubs[cold_rng.below(cold_hubs.len())].clone())
-            } else if !others.is_empty() {
-                Some(others[cold_rng.below(others.len())].to_string())
-            } else {
-                None
-            }
-        })
-        .collect();
+    let cold_targets = draw_targets(&mut Rng::new(13), samples, cold_hubs, &others);
     ops.insert(
         "projection_cold".to_string(),
         measure(&cold_targets, |id| engine.projection(OWNER, id).map(|_| ()))?,

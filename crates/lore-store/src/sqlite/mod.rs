@@ -299,9 +299,7 @@ impl SqliteStore {
     }
 
     fn lock(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
-        self.connection
-            .lock()
-            .map_err(|_| StoreError::Backend("database connection poisoned".into()))
+        self.connection.lock().map_err(poisoned)
     }
 
     fn run(
@@ -312,9 +310,7 @@ impl SqliteStore {
         work: &mut TxWork<'_>,
     ) -> StoreResult<()> {
         if let (false, Some(reader)) = (commit, &self.reader) {
-            let mut guard = reader
-                .lock()
-                .map_err(|_| StoreError::Backend("database connection poisoned".into()))?;
+            let mut guard = reader.lock().map_err(poisoned)?;
             let (connection, cache) = &mut *guard;
             // `BEGIN`, the version check and `ROLLBACK` are prepared once per connection (rusqlite's
             // `Transaction` parses its `BEGIN` and `ROLLBACK` on every call): every read pays for them.
@@ -411,6 +407,11 @@ impl Drop for ReadSnapshot<'_> {
 
 /// Applies the writing transaction's queued full-text changes (`search_pending` in the schema) in two
 /// statements, so the index is flushed once per transaction instead of after nearly every statement.
+/// A connection's mutex whose holder panicked: the connection may be mid-transaction, so it is not used.
+fn poisoned<E>(_: E) -> StoreError {
+    StoreError::Backend("database connection poisoned".into())
+}
+
 fn flush_search(connection: &Connection) -> StoreResult<()> {
     let pending: bool = connection
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM search_pending)")
@@ -550,9 +551,7 @@ impl Store for SqliteStore {
             return Ok(0);
         };
         for (sql, _) in PREWARM {
-            let guard = reader
-                .lock()
-                .map_err(|_| StoreError::Backend("database connection poisoned".into()))?;
+            let guard = reader.lock().map_err(poisoned)?;
             guard
                 .0
                 .query_row(sql, [], |row| row.get::<_, Option<i64>>(0))
