@@ -131,3 +131,83 @@ fn default_statistics_fill_gaps_and_never_replace_measured_ones() {
     );
     assert!(stat(&connection, "claims_by_predicate").is_some());
 }
+
+/// Deleting a parent row makes SQLite look up its children by the foreign key's child columns; unless
+/// an index leads with those columns, that is a scan of the whole child table per deleted row.
+#[test]
+fn every_foreign_key_leads_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    let tables: Vec<String> = connection
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut keys = 0;
+    let mut missing = Vec::new();
+    for table in &tables {
+        // Each key's child columns, in key order.
+        let mut by_key: std::collections::BTreeMap<i64, (String, Vec<String>)> = Default::default();
+        let mut statement = connection
+            .prepare(
+                "SELECT id, \"table\", \"from\" FROM pragma_foreign_key_list(?1) ORDER BY id, seq",
+            )
+            .unwrap();
+        let rows = statement
+            .query_map([table], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .unwrap();
+        for row in rows {
+            let (id, parent, column) = row.unwrap();
+            by_key
+                .entry(id)
+                .or_insert_with(|| (parent, Vec::new()))
+                .1
+                .push(column);
+        }
+        // Every index's columns in order (a WITHOUT ROWID table's primary key is one of them).
+        let indexes: Vec<Vec<String>> = connection
+            .prepare("SELECT name FROM pragma_index_list(?1)")
+            .unwrap()
+            .query_map([table], |row| row.get::<_, String>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .map(|index| {
+                connection
+                    .prepare("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")
+                    .unwrap()
+                    .query_map([&index], |row| row.get::<_, String>(0))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
+            })
+            .collect();
+        for (parent, columns) in by_key.into_values() {
+            keys += 1;
+            let mut wanted = columns.clone();
+            wanted.sort();
+            let led = indexes.iter().any(|index| {
+                let mut leading: Vec<String> = index.iter().take(columns.len()).cloned().collect();
+                leading.sort();
+                leading == wanted
+            });
+            if !led {
+                missing.push(format!("{table} ({}) -> {parent}", columns.join(", ")));
+            }
+        }
+    }
+    assert!(keys >= 14, "only {keys} foreign keys found");
+    assert!(
+        missing.is_empty(),
+        "foreign keys without an index: {missing:#?}"
+    );
+}

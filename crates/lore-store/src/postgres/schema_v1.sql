@@ -523,3 +523,9 @@ CREATE TABLE owner_versions (
 DROP INDEX claims_by_subject;
 CREATE INDEX claims_by_subject ON claims (owner, subject, status, predicate, object_entity)
     INCLUDE (value_text, context_entity, authority, valid_from, valid_to);
+
+-- Every foreign key's child columns lead an index: PostgreSQL finds a deleted parent's children
+-- with a query on them, a sequential scan of the child table without one (an evidence row's
+-- supersedes links, per deleted evidence row). `tests/postgres.rs` checks the rule.
+CREATE INDEX claim_supersedes_by_evidence ON claim_supersedes (owner, evidence);
+CREATE INDEX meetings_by_series ON meetings (owner, series);

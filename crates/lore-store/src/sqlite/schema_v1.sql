@@ -575,3 +575,10 @@ DROP INDEX resource_links_by_entity;
 CREATE INDEX resource_links_by_entity ON resource_links (owner, entity, first_seen_at, id, meeting,
     source_kind, source_id, resource_type, url, external_key, title, provenance, ingested_status,
     last_seen_at);
+
+-- Every foreign key's child columns lead an index. Deleting a parent row makes SQLite find its
+-- children; without such an index that is a scan of the whole child table per deleted row (an
+-- evidence row's supersedes links: a meeting's deletion scanned `claim_supersedes` once per
+-- evidence row it removed). `tests/query_plans.rs` checks the rule for every foreign key.
+CREATE INDEX claim_supersedes_by_evidence ON claim_supersedes (owner, evidence);
+CREATE INDEX meetings_by_series ON meetings (owner, series);
