@@ -75,7 +75,7 @@ pub const WORDS: &[&str] = &[
 /// The scale-1 population: people, companies, projects and concepts (one block).
 const BLOCK: (usize, usize, usize, usize) = (1_000, 200, 500, 300);
 /// Meetings per block: a block's statements are spread over meetings of its own.
-const BLOCK_MEETINGS: usize = 1_000;
+pub const BLOCK_MEETINGS: usize = 1_000;
 
 /// The block an entity of the dataset belongs to, from its kind and name ("Person 1234" is person
 /// 1234, in block 1 at every scale); `None` for a name the generator does not make.

@@ -25,6 +25,9 @@ pub struct BenchConfig {
     pub batch: usize,
     /// Draw the read targets from the whole dataset rather than from its first block.
     pub all_targets: bool,
+    /// Measure only the reads, on a database an earlier run left (`lore bench --keep`): no ingest,
+    /// no edits, no deletions, no graph index rebuild; nothing is written.
+    pub reads_only: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -50,7 +53,9 @@ pub struct BenchReport {
     pub backend: String,
     pub dataset: BTreeMap<String, u64>,
     pub ops: BTreeMap<String, OpStats>,
-    pub ingest: IngestStats,
+    /// Absent for a reads-only run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingest: Option<IngestStats>,
     pub db_bytes_per_1000_claims: Option<u64>,
     /// Per graph operation, the answers' sizes over the same targets (nodes and edges at p50, p95
     /// and the largest), so that graph timings can be read against the neighborhoods they return.
@@ -143,12 +148,92 @@ fn measure<T, E: std::fmt::Display>(
     Ok(stats(samples))
 }
 
-/// Ingests the dataset into `engine`, then measures every operation. `progress` hears what is happening.
+/// What the measurements need of the database they read: its entities and claims (after the users'
+/// edits), and the facts the report states about how it was filled.
+struct Populated {
+    /// The dataset's scale (a reads-only run infers it from the number of meetings).
+    scale: usize,
+    entities: Vec<lore_engine::EntityRow>,
+    claims: Vec<lore_core::model::Claim>,
+    meeting_count: usize,
+    /// Claims before the users' overrides added theirs (a reads-only run: all of them).
+    claim_count: usize,
+    /// Set when this run generated the dataset (a reads-only run does not know them).
+    segments: Option<usize>,
+    candidates: Option<usize>,
+    ingest: Option<IngestStats>,
+    /// A transaction time halfway through the ingest (`show --known-at`).
+    halfway: lore_core::Ts,
+    /// The middle of the meetings' valid time (`show --valid-at`).
+    middle_of_valid_time: lore_core::Ts,
+    rng: Rng,
+}
+
+/// Ingests the dataset into `engine`, then measures every operation (with `reads_only`, measures the
+/// reads of a database an earlier run filled). `progress` hears what is happening.
 pub fn run(
     engine: &Engine,
     config: &BenchConfig,
     mut progress: impl FnMut(&str),
 ) -> Result<BenchReport, String> {
+    let populated = if config.reads_only {
+        existing(engine, &mut progress)?
+    } else {
+        populate(engine, config, &mut progress)?
+    };
+    measure_all(engine, config, populated, &mut progress)
+}
+
+/// The database an earlier `lore bench --keep` run filled, as that run left it.
+fn existing(engine: &Engine, progress: &mut impl FnMut(&str)) -> Result<Populated, String> {
+    progress("reading the existing database");
+    let starts: Vec<lore_core::Ts> = engine
+        .read(OWNER, |tx| {
+            Ok(tx.list_meetings()?.iter().map(|m| m.started_at).collect())
+        })
+        .map_err(|e| e.to_string())?;
+    let meeting_count = starts.len();
+    let (first, last) = (starts.iter().min(), starts.iter().max());
+    let middle_of_valid_time = match (first, last) {
+        (Some(first), Some(last)) => lore_core::Ts(first.0 + (last.0 - first.0) / 2),
+        _ => lore_core::Ts(dataset::FIRST_MEETING_MS),
+    };
+    if meeting_count == 0 {
+        return Err(format!("the database holds no meetings of owner '{OWNER}'"));
+    }
+    // A scale-N dataset has N blocks of meetings and its run deleted fewer than a block's worth.
+    let scale = meeting_count.div_ceil(dataset::BLOCK_MEETINGS);
+    let entities = engine.list_entities(OWNER).map_err(|e| e.to_string())?;
+    let claims = engine
+        .read(OWNER, |tx| Ok(tx.list_claims()?))
+        .map_err(|e| e.to_string())?;
+    let mut recorded: Vec<lore_core::Ts> = claims.iter().map(|claim| claim.recorded_at).collect();
+    recorded.sort_unstable();
+    let halfway = recorded
+        .get(recorded.len() / 2)
+        .copied()
+        .ok_or("the database holds no claims")?;
+    Ok(Populated {
+        scale,
+        entities,
+        claim_count: claims.len(),
+        claims,
+        meeting_count,
+        segments: None,
+        candidates: None,
+        ingest: None,
+        halfway,
+        middle_of_valid_time,
+        rng: Rng::new(7),
+    })
+}
+
+/// Generates the dataset, ingests it, and applies the users' retractions and overrides.
+fn populate(
+    engine: &Engine,
+    config: &BenchConfig,
+    progress: &mut impl FnMut(&str),
+) -> Result<Populated, String> {
     let mut dataset = generate(config.scale);
     if let Some(limit) = config.meetings {
         dataset.bundles.truncate(limit.max(10));
@@ -229,6 +314,44 @@ pub fn run(
     let claims_after_edits = engine
         .read(OWNER, |tx| Ok(tx.list_claims()?))
         .map_err(|e| e.to_string())?;
+    Ok(Populated {
+        scale: config.scale,
+        entities,
+        claims: claims_after_edits,
+        meeting_count,
+        claim_count,
+        segments: Some(dataset.segments),
+        candidates: Some(candidates),
+        ingest: Some(ingest),
+        halfway: halfway.unwrap_or_else(|| engine.now()),
+        middle_of_valid_time: lore_core::Ts(
+            dataset::FIRST_MEETING_MS
+                + dataset::meeting_spacing_ms(config.scale) * (meeting_count as i64 / 2),
+        ),
+        rng,
+    })
+}
+
+/// Measures every operation on a populated database (only the reads when `config.reads_only`).
+fn measure_all(
+    engine: &Engine,
+    config: &BenchConfig,
+    populated: Populated,
+    progress: &mut impl FnMut(&str),
+) -> Result<BenchReport, String> {
+    let Populated {
+        scale,
+        entities,
+        claims: claims_after_edits,
+        meeting_count,
+        claim_count,
+        segments,
+        candidates,
+        ingest,
+        halfway,
+        middle_of_valid_time,
+        mut rng,
+    } = populated;
     // Statuses after the users' retractions and overrides, before any deletion.
     let statuses =
         claims_after_edits
@@ -255,11 +378,7 @@ pub fn run(
         return Err("no entity of the dataset's first block was found".into());
     }
     let members: std::collections::HashSet<&str> = block.iter().map(|e| e.id.as_str()).collect();
-    let hub_count = if config.all_targets {
-        20 * config.scale
-    } else {
-        20
-    };
+    let hub_count = if config.all_targets { 20 * scale } else { 20 };
     // The hubs measured below, then the next as many for the reads before the prewarm.
     let ranked = hubs(&claims_after_edits, &members, 2 * hub_count);
     drop(claims_after_edits);
@@ -378,16 +497,12 @@ pub fn run(
     ops.insert("fts_phrase".to_string(), search_op(&phrases)?);
 
     progress("measuring time travel");
-    let middle_of_valid_time = lore_core::Ts(
-        dataset::FIRST_MEETING_MS
-            + dataset::meeting_spacing_ms(config.scale) * (meeting_count as i64 / 2),
-    );
     ops.insert(
         "known_at".to_string(),
         measure(&targets, |id| {
             let at = lore_engine::TimeTravel {
                 valid_at: None,
-                known_at: halfway,
+                known_at: Some(halfway),
             };
             engine.show_at(OWNER, id, &at).map(|_| ())
         })?,
@@ -403,9 +518,85 @@ pub fn run(
         })?,
     );
 
+    if !config.reads_only {
+        let people: Vec<&lore_engine::EntityRow> = entities
+            .iter()
+            .filter(|e| e.kind == lore_core::EntityKind::Person)
+            .collect();
+        measure_writes(
+            engine,
+            config,
+            &Writes {
+                targets: &targets,
+                people: &people,
+                samples,
+            },
+            &mut rng,
+            &mut ops,
+            progress,
+        )?;
+    }
+
+    let mut dataset_sizes = BTreeMap::new();
+    dataset_sizes.insert("meetings".to_string(), meeting_count as u64);
+    if let Some(segments) = segments {
+        dataset_sizes.insert("segments".to_string(), segments as u64);
+    }
+    dataset_sizes.insert("entities".to_string(), entities.len() as u64);
+    dataset_sizes.insert("claims".to_string(), claim_count as u64);
+    if let Some(candidates) = candidates {
+        dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
+    }
+    if !config.reads_only {
+        let claims_after = engine
+            .read(OWNER, |tx| Ok(tx.list_claims()?.len()))
+            .map_err(|e| e.to_string())?;
+        let evidence_after = engine
+            .read(OWNER, |tx| Ok(tx.list_evidence()?.len()))
+            .map_err(|e| e.to_string())?;
+        dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
+        dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
+    }
+    dataset_sizes.extend(statuses);
+    Ok(BenchReport {
+        scale,
+        backend: engine.store().backend_name().to_string(),
+        dataset: dataset_sizes,
+        ops,
+        ingest,
+        db_bytes_per_1000_claims: None,
+        graph_sizes,
+        prewarm_ms,
+        targets: if config.all_targets {
+            "all blocks".into()
+        } else {
+            "first block".into()
+        },
+    })
+}
+
+/// What the write measurements read of the read phase.
+struct Writes<'a> {
+    targets: &'a [String],
+    people: &'a [&'a lore_engine::EntityRow],
+    samples: usize,
+}
+
+/// The cascade delete (rolled back, then committed) and the graph index rebuild after a write.
+fn measure_writes(
+    engine: &Engine,
+    config: &BenchConfig,
+    inputs: &Writes,
+    rng: &mut Rng,
+    ops: &mut BTreeMap<String, OpStats>,
+    progress: &mut impl FnMut(&str),
+) -> Result<(), String> {
     progress("measuring deletions");
-    let meetings = engine.list_meetings(OWNER).map_err(|e| e.to_string())?;
-    let victims: Vec<String> = (0..samples.min(meetings.len() / 4))
+    // Meeting rows only (`Engine::list_meetings` also counts every meeting's segments).
+    let meetings = engine
+        .read(OWNER, |tx| Ok(tx.list_meetings()?))
+        .map_err(|e| e.to_string())?;
+    let victims: Vec<String> = (0..inputs.samples.min(meetings.len() / 4))
         .map(|_| meetings[rng.below(meetings.len())].id.clone())
         .collect();
     ops.insert(
@@ -446,8 +637,8 @@ pub fn run(
     let mut rebuilds = Vec::new();
     // Each sample rescans the whole graph: 30 at scale 1, fewer (at least 3) at larger scales.
     let rebuild_samples = (30 / config.scale.max(1)).max(3);
-    for (index, id) in targets.iter().take(rebuild_samples).enumerate() {
-        let person = &people[index % people.len().max(1)];
+    for (index, id) in inputs.targets.iter().take(rebuild_samples).enumerate() {
+        let person = &inputs.people[index % inputs.people.len().max(1)];
         // The deletions above may have removed this person or this target: then try the next.
         let moved =
             engine.apply_override(OWNER, &person.id, "located_in", &format!("Moved {index}"));
@@ -462,34 +653,5 @@ pub fn run(
     }
     ops.insert("graph_index_rebuild".to_string(), stats(rebuilds));
 
-    let claims_after = engine
-        .read(OWNER, |tx| Ok(tx.list_claims()?.len()))
-        .map_err(|e| e.to_string())?;
-    let evidence_after = engine
-        .read(OWNER, |tx| Ok(tx.list_evidence()?.len()))
-        .map_err(|e| e.to_string())?;
-    let mut dataset_sizes = BTreeMap::new();
-    dataset_sizes.insert("meetings".to_string(), meeting_count as u64);
-    dataset_sizes.insert("segments".to_string(), dataset.segments as u64);
-    dataset_sizes.insert("entities".to_string(), entities.len() as u64);
-    dataset_sizes.insert("claims".to_string(), claim_count as u64);
-    dataset_sizes.insert("claim_candidates".to_string(), candidates as u64);
-    dataset_sizes.insert("claims_after_deletes".to_string(), claims_after as u64);
-    dataset_sizes.insert("evidence_after_deletes".to_string(), evidence_after as u64);
-    dataset_sizes.extend(statuses);
-    Ok(BenchReport {
-        scale: config.scale,
-        backend: engine.store().backend_name().to_string(),
-        dataset: dataset_sizes,
-        ops,
-        ingest,
-        db_bytes_per_1000_claims: None,
-        graph_sizes,
-        prewarm_ms,
-        targets: if config.all_targets {
-            "all blocks".into()
-        } else {
-            "first block".into()
-        },
-    })
+    Ok(())
 }

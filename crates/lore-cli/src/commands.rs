@@ -253,6 +253,13 @@ pub enum Command {
         /// at larger scales the reads spread over every block)
         #[arg(long)]
         all_targets: bool,
+        /// Keep the SQLite database when done (its path is printed), for --reads-only
+        #[arg(long)]
+        keep: bool,
+        /// Measure only the reads, on a database a --keep run left (its scale is the number of
+        /// meetings it holds, in thousands): no ingest, edits or deletions, nothing written
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["scale", "quick", "batch", "keep", "backend"])]
+        reads_only: Option<std::path::PathBuf>,
     },
     /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
     User {
@@ -606,6 +613,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             quick,
             batch,
             all_targets,
+            keep,
+            reads_only,
         } => {
             let config = lore_bench::BenchConfig {
                 scale,
@@ -614,8 +623,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // Zero: the store's own batch size, known once it is open.
                 batch: batch.unwrap_or(0),
                 all_targets,
+                reads_only: reads_only.is_some(),
             };
-            return bench(&cli.db, &backend, config, cli.json);
+            let file = match reads_only {
+                Some(path) => BenchFile::Existing(path),
+                None if keep => BenchFile::Kept,
+                None => BenchFile::Temporary,
+            };
+            return bench(&cli.db, &backend, config, file, cli.json);
         }
         Command::Check => {
             let engine = open_engine(&cli.db)?;
@@ -955,18 +970,41 @@ fn demo(
     Ok((db.to_string(), ExitCode::SUCCESS))
 }
 
+/// Where `lore bench` keeps its SQLite database.
+enum BenchFile {
+    /// A fresh file in the temp folder, removed when done.
+    Temporary,
+    /// A fresh file in the temp folder, kept when done.
+    Kept,
+    /// A database an earlier kept run left, only read.
+    Existing(std::path::PathBuf),
+}
+
 fn bench(
     db: &str,
     backend: &str,
     mut config: lore_bench::BenchConfig,
+    place: BenchFile,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let scale = config.scale;
     if !(1..=1000).contains(&scale) {
         bail!(BadInput("--scale must be between 1 and 1000".into()));
     }
-    let (engine, file) = match backend {
-        "sqlite" => {
+    let (engine, file) = match (backend, &place) {
+        (_, BenchFile::Existing(path)) => {
+            if !path.is_file() {
+                bail!(BadInput(format!(
+                    "--reads-only: no database at {} (keep one with lore bench --keep)",
+                    path.display()
+                )));
+            }
+            (
+                Engine::new(Box::new(SqliteStore::open(path)?)).with_clock(clock()?),
+                None,
+            )
+        }
+        ("sqlite", _) => {
             let path =
                 std::env::temp_dir().join(format!("lore-bench-{}-{scale}.db", std::process::id()));
             for suffix in ["", "-wal", "-shm"] {
@@ -977,11 +1015,11 @@ fn bench(
                 Some(path),
             )
         }
-        "postgres" if db.starts_with("postgres") => (open_engine(db)?, None),
-        "postgres" => bail!(BadInput(
+        ("postgres", _) if db.starts_with("postgres") => (open_engine(db)?, None),
+        ("postgres", _) => bail!(BadInput(
             "--backend postgres needs --db postgres://... naming an empty database".into()
         )),
-        other => bail!(BadInput(format!(
+        (other, _) => bail!(BadInput(format!(
             "unknown backend '{other}'; use sqlite or postgres"
         ))),
     };
@@ -1007,10 +1045,17 @@ fn bench(
                 .unwrap_or(0);
         let claims = report.dataset.get("claims").copied().unwrap_or(1).max(1);
         report.db_bytes_per_1000_claims = Some(bytes * 1000 / claims);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        if matches!(place, BenchFile::Kept) {
+            eprintln!(
+                "lore bench: kept the database at {} (measure its reads again with --reads-only)",
+                path.display()
+            );
+        } else {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
         }
-        let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
     }
     output::print_value(json, &report, output::bench_table);
     Ok(ExitCode::SUCCESS)

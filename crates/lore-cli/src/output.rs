@@ -199,14 +199,18 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
             get("edges_max")
         );
     }
-    let _ = writeln!(
-        out,
-        "\ningest: {:.0} claims/s, {:.1} meetings/s ({:.1} s, {} meeting(s) per durable commit)",
-        report.ingest.claims_per_s,
-        report.ingest.meetings_per_s,
-        report.ingest.seconds,
-        report.ingest.batch
-    );
+    match &report.ingest {
+        Some(ingest) => {
+            let _ = writeln!(
+                out,
+                "\ningest: {:.0} claims/s, {:.1} meetings/s ({:.1} s, {} meeting(s) per durable commit)",
+                ingest.claims_per_s, ingest.meetings_per_s, ingest.seconds, ingest.batch
+            );
+        }
+        None => {
+            let _ = writeln!(out, "\nreads only: no ingest, edits or deletions measured");
+        }
+    }
     if let Some(bytes) = report.db_bytes_per_1000_claims {
         let _ = writeln!(out, "database size: {bytes} bytes per 1,000 claims");
     }

@@ -54,3 +54,94 @@ fn bench_quick_reports_every_operation() {
         assert!(stderr.contains(step), "no '{step}' progress line: {stderr}");
     }
 }
+
+/// `--keep` leaves the database behind, and `--reads-only` measures the reads on it again without
+/// ingesting or writing: the way to repeat a large scale's reads without its hour of ingest.
+#[test]
+fn bench_keep_then_reads_only_measures_the_reads_again() {
+    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args(["bench", "--quick", "--keep", "--json"])
+        .output()
+        .expect("run lore bench");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "lore bench --keep failed: {stderr}"
+    );
+    let path = stderr
+        .split("kept the database at ")
+        .nth(1)
+        .and_then(|rest| rest.split(" (measure").next())
+        .unwrap_or_else(|| panic!("no kept path in: {stderr}"))
+        .to_string();
+    let cleanup = Cleanup(path.clone());
+    let before = std::fs::metadata(&path).expect("the kept database exists");
+
+    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args(["bench", "--reads-only", &path, "--samples", "20", "--json"])
+        .output()
+        .expect("run lore bench --reads-only");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "lore bench --reads-only failed: {stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("bench prints JSON");
+    assert_eq!(
+        report["scale"], 1,
+        "the scale is inferred from the meetings"
+    );
+    for op in [
+        "projection",
+        "projection_cold",
+        "hop1",
+        "hop2",
+        "hop2_bounded",
+        "fts_word",
+        "fts_phrase",
+        "known_at",
+        "valid_at",
+    ] {
+        assert!(
+            report["ops"][op]["n"].as_u64().unwrap_or(0) > 0,
+            "{op} was not measured: {report}"
+        );
+    }
+    for write in [
+        "cascade_delete",
+        "cascade_delete_rollback",
+        "graph_index_rebuild",
+    ] {
+        assert!(report["ops"][write].is_null(), "{write} was measured");
+    }
+    assert!(
+        report["ingest"].is_null(),
+        "a reads-only run reports no ingest"
+    );
+    assert!(!stderr.contains("ingesting"), "{stderr}");
+    // Nothing was written: the same meetings are there for a second run.
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(before.len(), after.len());
+
+    // A missing file is a clear error, not a fresh database.
+    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args(["bench", "--reads-only", &format!("{path}.missing")])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no database at"));
+    drop(cleanup);
+}
+
+/// Removes a kept benchmark database and its side files.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.0));
+        }
+        let _ = std::fs::remove_dir_all(format!("{}.blobs", self.0));
+    }
+}
