@@ -3,6 +3,26 @@
 
 use std::process::Command;
 
+/// The reads the JSON contract names (a reads-only run measures these alone).
+const READ_OPS: &[&str] = &[
+    "projection",
+    "projection_cold",
+    "hop1",
+    "hop2",
+    "hop2_bounded",
+    "fts_word",
+    "fts_phrase",
+    "known_at",
+    "valid_at",
+];
+
+/// The writes: the cascade delete and the graph index rebuild after a write.
+const WRITE_OPS: &[&str] = &[
+    "cascade_delete",
+    "cascade_delete_rollback",
+    "graph_index_rebuild",
+];
+
 #[test]
 fn bench_quick_reports_every_operation() {
     let output = Command::new(env!("CARGO_BIN_EXE_lore"))
@@ -15,20 +35,7 @@ fn bench_quick_reports_every_operation() {
         serde_json::from_slice(&output.stdout).expect("bench prints JSON");
     assert_eq!(report["scale"], 1);
     assert_eq!(report["backend"], "sqlite");
-    for op in [
-        "projection",
-        "projection_cold",
-        "hop1",
-        "hop2",
-        "hop2_bounded",
-        "fts_word",
-        "fts_phrase",
-        "cascade_delete",
-        "cascade_delete_rollback",
-        "known_at",
-        "valid_at",
-        "graph_index_rebuild",
-    ] {
+    for op in READ_OPS.iter().chain(WRITE_OPS) {
         let stats = &report["ops"][op];
         assert!(
             stats["n"].as_u64().unwrap_or(0) > 0,
@@ -92,17 +99,7 @@ fn bench_keep_then_reads_only_measures_the_reads_again() {
         report["scale"], 1,
         "the scale is inferred from the meetings"
     );
-    for op in [
-        "projection",
-        "projection_cold",
-        "hop1",
-        "hop2",
-        "hop2_bounded",
-        "fts_word",
-        "fts_phrase",
-        "known_at",
-        "valid_at",
-    ] {
+    for op in READ_OPS {
         assert!(
             report["ops"][op]["n"].as_u64().unwrap_or(0) > 0,
             "{op} was not measured: {report}"
