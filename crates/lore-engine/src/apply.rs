@@ -390,7 +390,7 @@ fn rebuild_entity_with(
     entity: &Entity,
     names_read: &mut Names,
 ) -> EngineResult<(Entity, bool)> {
-    let alias_bounds = tx.find_alias_bounds(&entity.id)?;
+    let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
     if let Some((first_alias, _, _)) = &alias_bounds {
@@ -408,7 +408,6 @@ fn rebuild_entity_with(
     }
     rebuilt.first_observed_at = first;
     rebuilt.last_observed_at = last;
-    let observations = tx.list_observation_times(&entity.id)?;
     (rebuilt.weight_basis, rebuilt.weight_latest) = weight_basis(
         observations
             .into_iter()

@@ -28,6 +28,63 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     set_based_deletion_reads_equal_their_definitions(make_store().as_ref());
     claim_derived_updates_reach_every_read(make_store().as_ref());
     revisions_round_trip_small_and_large(make_store().as_ref());
+    entity_observations_equal_their_definition(make_store().as_ref());
+}
+
+/// `entity_observations` is `find_alias_bounds` and `list_observation_times` in one call: the
+/// earliest name by time then text (ties included), the latest naming, and every observation time of
+/// the entity's names and of its claims' evidence, for the owner only.
+fn entity_observations_equal_their_definition(store: &dyn Store) {
+    let alias = |entity: &str, name: &str, meeting: &str, at: i64| Alias {
+        entity: entity.into(),
+        alias: name.into(),
+        meeting: meeting.into(),
+        observed_at: Ts(at),
+    };
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_meeting(&sample_meeting("m2"))?;
+            for entity in ["e1", "e2", "e3"] {
+                tx.upsert_entity(&sample_entity(entity))?;
+            }
+            tx.insert_claim(&sample_claim("c1", "e1"))?;
+            tx.insert_claim(&sample_claim("c2", "e2"))?;
+            let mut evidence = sample_evidence("v1", "c1", "m1");
+            evidence.observed_at = Ts(15);
+            tx.insert_evidence(&evidence)?;
+            tx.insert_evidence(&sample_evidence("v2", "c2", "m2"))?;
+            // Two names at the earliest time: the first by text wins ("Ann" < "Anne" < "ann").
+            tx.insert_alias(&alias("e1", "ann", "m1", 20))?;
+            tx.insert_alias(&alias("e1", "Anne", "m1", 20))?;
+            tx.insert_alias(&alias("e1", "Ann", "m1", 20))?;
+            tx.insert_alias(&alias("e1", "Ann", "m2", 40))?;
+            if owner == "bob" {
+                tx.insert_alias(&alias("e1", "Bob's name", "m2", 5))?;
+            }
+            Ok(())
+        })
+        .expect("entity observations: writes");
+    }
+    write(store, "alice", |tx| {
+        for entity in ["e1", "e2", "e3", "missing"] {
+            let (bounds, mut times) = tx.entity_observations(entity)?;
+            assert_eq!(bounds, tx.find_alias_bounds(entity)?, "{entity}");
+            let mut expected = tx.list_observation_times(entity)?;
+            times.sort();
+            expected.sort();
+            assert_eq!(times, expected, "{entity}");
+        }
+        let (bounds, times) = tx.entity_observations("e1")?;
+        assert_eq!(bounds, Some(("Ann".to_string(), Ts(20), Ts(40))));
+        assert_eq!(times.len(), 5, "four names and one evidence row");
+        let (bounds, times) = tx.entity_observations("e2")?;
+        assert_eq!(bounds, None, "no names");
+        assert_eq!(times.len(), 1);
+        assert_eq!(tx.entity_observations("e3")?, (None, Vec::new()));
+        Ok(())
+    })
+    .expect("entity observations: alice");
 }
 
 /// A revision whose snapshots are a few bytes and one whose snapshots are many kilobytes (what an

@@ -24,6 +24,10 @@ pub use graph_adjacency::{
     AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, Runs, GRAPH_SCAN_LIMIT,
 };
 pub use graph_index::GraphIndex;
+
+/// An entity's earliest name with the first and last times it was named, and every time it was
+/// observed (`Tx::entity_observations`).
+pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
 pub use sqlite::{hot_queries, SqliteStore, PREWARM};
 
 /// One full-text search candidate: which document matched, where it sits, and its text rank
@@ -487,6 +491,14 @@ pub trait Tx {
             .list_identifier_sources(scheme, value)?
             .into_iter()
             .next())
+    }
+    /// What an entity rebuild reads of its observations: `find_alias_bounds` and
+    /// `list_observation_times` (the times in any order). A backend may read the names once for both.
+    fn entity_observations(&mut self, entity: &str) -> StoreResult<EntityObservations> {
+        Ok((
+            self.find_alias_bounds(entity)?,
+            self.list_observation_times(entity)?,
+        ))
     }
     /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each
     /// claim's rows in `list_status_changes` order. A backend may read them in one statement.

@@ -1904,6 +1904,31 @@ impl Tx for SqliteTx<'_> {
         self.read_observation_times(entity)
     }
 
+    fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
+        // The names once, in primary-key order; the earliest (by time, then text: SQLite's binary
+        // collation is Rust's byte order) and the latest are taken here.
+        let names: Vec<(String, i64)> = self.all(
+            "SELECT alias, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2",
+            params![self.owner, entity],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        let mut times: Vec<Ts> = self.all(
+            "SELECT observed_at FROM evidence WHERE owner = ?1 \
+             AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)",
+            params![self.owner, entity],
+            |row| Ok(Ts(row.get(0)?)),
+        )?;
+        let first = names
+            .iter()
+            .min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        let last = names.iter().map(|name| name.1).max();
+        let bounds = first
+            .zip(last)
+            .map(|((alias, first), last)| (alias.clone(), Ts(*first), Ts(last)));
+        times.extend(names.iter().map(|name| Ts(name.1)));
+        Ok((bounds, times))
+    }
+
     fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {
         self.read_tasks()
     }
