@@ -134,12 +134,31 @@ pub fn settle_slots(tx: &mut dyn Tx, changes: &mut Changes, now: Ts) -> EngineRe
     Ok(())
 }
 
-/// Rebuilds every entity in `changes.entities` (derived fields and projection, or deletion).
+/// Rebuilds every entity in `changes.entities` (derived fields and projection, or deletion). An
+/// entity's current view shows the names of the entities its claims point at, so when a rebuild
+/// changes an entity's display name (a deletion took its earliest name, a manual name was set), the
+/// subjects of the claims pointing at it are rebuilt too, after it (again if they came first). Their
+/// own names do not change by that, so it goes one step deep.
 pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<()> {
-    let entities = std::mem::take(&mut changes.entities);
+    let mut pending = std::mem::take(&mut changes.entities);
     let mut names = Names::new();
-    for entity in &entities {
-        refresh_entity_with(tx, entity, changes, &mut names)?;
+    let mut renamed = BTreeSet::new();
+    while !pending.is_empty() {
+        let mut showing = BTreeSet::new();
+        for entity in &pending {
+            if refresh_entity_with(tx, entity, changes, &mut names)?
+                && renamed.insert(entity.clone())
+            {
+                for claim in tx.list_claims_linking(entity, i64::MAX as usize)? {
+                    let points_here = claim.object_entity.as_deref() == Some(entity.as_str())
+                        || claim.context_entity.as_deref() == Some(entity.as_str());
+                    if points_here && claim.subject != *entity {
+                        showing.insert(claim.subject);
+                    }
+                }
+            }
+        }
+        pending = showing;
     }
     Ok(())
 }
@@ -326,14 +345,15 @@ pub fn conflict_suggestion_id(claim: &str) -> String {
 }
 
 /// Rebuilds an entity's derived fields and projection; deletes it when nothing refers to it any more.
+/// Returns whether its display name changed (a deleted entity has nothing pointing at it).
 fn refresh_entity_with(
     tx: &mut dyn Tx,
     id: &str,
     changes: &mut Changes,
     names: &mut Names,
-) -> EngineResult<()> {
+) -> EngineResult<bool> {
     let Some(entity) = tx.find_entity(id)? else {
-        return Ok(());
+        return Ok(false);
     };
     let has_manual_data = entity.manual_name.is_some()
         || !entity.manual_attributes.is_empty()
@@ -364,8 +384,9 @@ fn refresh_entity_with(
             }
         }
         changes.record(format!("entity:{id}"), Some(to_value(&entity)), None);
-        return Ok(());
+        return Ok(false);
     }
+    let renamed = rebuilt.display_name() != entity.display_name();
     if rebuilt != entity {
         tx.upsert_entity(&rebuilt)?;
         names.insert(id.to_string(), rebuilt.display_name().to_string());
@@ -375,7 +396,7 @@ fn refresh_entity_with(
             Some(to_value(&rebuilt)),
         );
     }
-    Ok(())
+    Ok(renamed)
 }
 
 /// What an entity's derived fields should be, computed from its aliases and claims alone.
