@@ -205,11 +205,12 @@ impl Engine {
         self.read(owner, |tx| {
             let mut rows = Vec::new();
             for meeting in tx.list_meetings()? {
+                let counts = tx.meeting_counts(&meeting.id)?;
                 rows.push(MeetingRow {
-                    segments: tx.list_segments(&meeting.id)?.len(),
-                    notes: tx.list_notes(&meeting.id)?.len(),
-                    participants: tx.list_participants(&meeting.id)?.len(),
-                    evidence: tx.list_evidence_by_meeting(&meeting.id)?.len(),
+                    segments: counts.segments,
+                    notes: counts.notes,
+                    participants: counts.participants,
+                    evidence: counts.evidence,
                     id: meeting.id,
                     external_id: meeting.external_id,
                     title: meeting.title,

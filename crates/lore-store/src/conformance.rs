@@ -6,7 +6,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 use serde_json::json;
 
-use crate::{Store, StoreError, StoreResult};
+use crate::{MeetingCounts, Store, StoreError, StoreResult};
 
 /// Runs every check on fresh stores made by `make_store`; panics with the failing check's name.
 pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
@@ -29,6 +29,80 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     claim_derived_updates_reach_every_read(make_store().as_ref());
     revisions_round_trip_small_and_large(make_store().as_ref());
     entity_observations_equal_their_definition(make_store().as_ref());
+    meeting_counts_equal_the_lists(make_store().as_ref());
+}
+
+/// `meeting_counts` counts what the per-meeting lists return, for the owner only.
+fn meeting_counts_equal_the_lists(store: &dyn Store) {
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_meeting(&sample_meeting("m2"))?;
+            tx.upsert_entity(&sample_entity("e1"))?;
+            tx.insert_claim(&sample_claim("c1", "e1"))?;
+            tx.insert_evidence(&sample_evidence("v1", "c1", "m1"))?;
+            tx.insert_segment(&segment("m1", "s1", 0, "hello"))?;
+            tx.insert_segment(&segment("m1", "s2", 10, "again"))?;
+            tx.insert_segment(&segment("m2", "s1", 0, "other"))?;
+            tx.insert_note(&Note {
+                id: "n1".into(),
+                meeting: "m1".into(),
+                local_id: "n1".into(),
+                created_at: Ts(5),
+                author: None,
+                text: "note".into(),
+            })?;
+            for idx in 0..3 {
+                tx.insert_participant(&Participant {
+                    meeting: "m1".into(),
+                    idx,
+                    display_name: format!("P{idx}"),
+                    email: None,
+                    platform_stable_id: None,
+                    device_id: None,
+                    speaker_label: None,
+                    person_entity: None,
+                    excluded: idx == 2,
+                })?;
+            }
+            if owner == "bob" {
+                tx.insert_evidence(&sample_evidence("v2", "c1", "m1"))?;
+                tx.insert_segment(&segment("m1", "s3", 20, "bob's"))?;
+            }
+            Ok(())
+        })
+        .expect("meeting counts: writes");
+    }
+    write(store, "alice", |tx| {
+        for meeting in ["m1", "m2", "missing"] {
+            let counts = tx.meeting_counts(meeting)?;
+            assert_eq!(
+                counts.segments,
+                tx.list_segments(meeting)?.len(),
+                "{meeting}"
+            );
+            assert_eq!(counts.notes, tx.list_notes(meeting)?.len(), "{meeting}");
+            assert_eq!(
+                counts.participants,
+                tx.list_participants(meeting)?.len(),
+                "{meeting}"
+            );
+            assert_eq!(
+                counts.evidence,
+                tx.list_evidence_by_meeting(meeting)?.len(),
+                "{meeting}"
+            );
+        }
+        let expected = MeetingCounts {
+            segments: 2,
+            notes: 1,
+            participants: 3,
+            evidence: 1,
+        };
+        assert_eq!(tx.meeting_counts("m1")?, expected, "bob's rows left out");
+        Ok(())
+    })
+    .expect("meeting counts: alice");
 }
 
 /// `entity_observations` is `find_alias_bounds` and `list_observation_times` in one call: the

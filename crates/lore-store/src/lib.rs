@@ -25,6 +25,15 @@ pub use graph_adjacency::{
 };
 pub use graph_index::GraphIndex;
 
+/// Rows stored for one meeting (`Tx::meeting_counts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeetingCounts {
+    pub segments: usize,
+    pub notes: usize,
+    pub participants: usize,
+    pub evidence: usize,
+}
+
 /// An entity's earliest name with the first and last times it was named, and every time it was
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
@@ -491,6 +500,17 @@ pub trait Tx {
             .list_identifier_sources(scheme, value)?
             .into_iter()
             .next())
+    }
+    /// How much of a meeting is stored: its segments, notes, participants and evidence rows, as the
+    /// lengths of `list_segments`, `list_notes`, `list_participants` and `list_evidence_by_meeting`.
+    /// A backend may count them without reading the rows.
+    fn meeting_counts(&mut self, meeting: &str) -> StoreResult<MeetingCounts> {
+        Ok(MeetingCounts {
+            segments: self.list_segments(meeting)?.len(),
+            notes: self.list_notes(meeting)?.len(),
+            participants: self.list_participants(meeting)?.len(),
+            evidence: self.list_evidence_by_meeting(meeting)?.len(),
+        })
     }
     /// What an entity rebuild reads of its observations: `find_alias_bounds` and
     /// `list_observation_times` (the times in any order). A backend may read the names once for both.

@@ -1904,6 +1904,26 @@ impl Tx for SqliteTx<'_> {
         self.read_observation_times(entity)
     }
 
+    fn meeting_counts(&mut self, meeting: &str) -> StoreResult<crate::MeetingCounts> {
+        // Each count walks the meeting's range of one index (no row is read).
+        let counts: (i64, i64, i64, i64) = self
+            .one(
+                "SELECT (SELECT count(*) FROM segments WHERE owner = ?1 AND meeting = ?2), \
+                    (SELECT count(*) FROM notes WHERE owner = ?1 AND meeting = ?2), \
+                    (SELECT count(*) FROM participants WHERE owner = ?1 AND meeting = ?2), \
+                    (SELECT count(*) FROM evidence WHERE owner = ?1 AND meeting = ?2)",
+                params![self.owner, meeting],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )?
+            .unwrap_or_default();
+        Ok(crate::MeetingCounts {
+            segments: counts.0 as usize,
+            notes: counts.1 as usize,
+            participants: counts.2 as usize,
+            evidence: counts.3 as usize,
+        })
+    }
+
     fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
         // The names once, in primary-key order; the earliest (by time, then text: SQLite's binary
         // collation is Rust's byte order) and the latest are taken here.
