@@ -44,14 +44,7 @@ fn meeting_counts_equal_the_lists(store: &dyn Store) {
             tx.insert_segment(&segment("m1", "s1", 0, "hello"))?;
             tx.insert_segment(&segment("m1", "s2", 10, "again"))?;
             tx.insert_segment(&segment("m2", "s1", 0, "other"))?;
-            tx.insert_note(&Note {
-                id: "n1".into(),
-                meeting: "m1".into(),
-                local_id: "n1".into(),
-                created_at: Ts(5),
-                author: None,
-                text: "note".into(),
-            })?;
+            tx.insert_note(&sample_note("n1", "m1"))?;
             for idx in 0..3 {
                 tx.insert_participant(&Participant {
                     meeting: "m1".into(),
@@ -906,14 +899,7 @@ fn deleting_a_meeting_cascades_to_its_rows(store: &dyn Store) {
             attribution: Attribution::Unmapped,
             text: "hello".into(),
         })?;
-        tx.insert_note(&Note {
-            id: "n1".into(),
-            meeting: "m1".into(),
-            local_id: "n1".into(),
-            created_at: Ts(5),
-            author: None,
-            text: "note".into(),
-        })?;
+        tx.insert_note(&sample_note("n1", "m1"))?;
         tx.delete_meeting("m1")?;
         assert!(
             tx.list_segments("m1")?.is_empty(),
@@ -926,6 +912,17 @@ fn deleting_a_meeting_cascades_to_its_rows(store: &dyn Store) {
         Ok(())
     })
     .expect("deleting_a_meeting_cascades_to_its_rows");
+}
+
+fn sample_note(id: &str, meeting: &str) -> Note {
+    Note {
+        id: id.into(),
+        meeting: meeting.into(),
+        local_id: id.into(),
+        created_at: Ts(5),
+        author: None,
+        text: "note".into(),
+    }
 }
 
 fn segment(meeting: &str, id: &str, start_ms: i64, text: &str) -> Segment {
