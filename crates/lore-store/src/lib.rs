@@ -25,6 +25,8 @@ pub use graph_adjacency::{
 };
 pub use graph_index::GraphIndex;
 
+pub use sqlite::{hot_queries, SqliteStore, PREWARM};
+
 /// Rows stored for one meeting (`Tx::meeting_counts`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MeetingCounts {
@@ -37,7 +39,6 @@ pub struct MeetingCounts {
 /// An entity's earliest name with the first and last times it was named, and every time it was
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
-pub use sqlite::{hot_queries, SqliteStore, PREWARM};
 
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
@@ -365,7 +366,8 @@ pub trait Tx {
 
     // Entity rebuilds.
     /// The entity's earliest name (by observation time, then text) with the first and last times it
-    /// was named; `None` when it has no names. Read through an index, whatever the number of names.
+    /// was named; `None` when it has no names. Entity rebuilds read it through
+    /// `entity_observations`, with the observation times.
     fn find_alias_bounds(&mut self, entity: &str) -> StoreResult<Option<(String, Ts, Ts)>>;
 
     // Identity: stored link attachments and identifier provenance (issue 3).

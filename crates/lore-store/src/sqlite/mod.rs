@@ -1933,8 +1933,7 @@ impl Tx for SqliteTx<'_> {
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
         let mut times: Vec<Ts> = self.all(
-            "SELECT observed_at FROM evidence WHERE owner = ?1 \
-             AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)",
+            read_side::SUBJECT_EVIDENCE_TIMES,
             params![self.owner, entity],
             |row| Ok(Ts(row.get(0)?)),
         )?;

@@ -98,10 +98,21 @@ pub const MEETING_LINKS_BY_MEETING: &str = "SELECT entity, relation FROM (\
      UNION SELECT object_entity, 'mentioned_in' FROM claims WHERE owner = ?1 AND object_entity IS NOT NULL \
        AND id IN (SELECT claim FROM evidence WHERE owner = ?1 AND meeting = ?2)) \
      ORDER BY entity, relation LIMIT ?3";
+/// Evidence times of the entity's claims (`?2` is the entity), a literal so that
+/// `OBSERVATION_TIMES` can be built from it.
+macro_rules! subject_evidence_times {
+    () => {
+        "SELECT observed_at FROM evidence WHERE owner = ?1 \
+         AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)"
+    };
+}
+/// The observation times of an entity's claims (its evidence); `entity_observations` adds its names'.
+pub const SUBJECT_EVIDENCE_TIMES: &str = subject_evidence_times!();
 /// Topic weight inputs (L19): evidence times of the entity's claims and the times it was named.
-pub const OBSERVATION_TIMES: &str = "SELECT observed_at FROM evidence WHERE owner = ?1 \
-       AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
-     UNION ALL SELECT observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2";
+pub const OBSERVATION_TIMES: &str = concat!(
+    subject_evidence_times!(),
+    " UNION ALL SELECT observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2"
+);
 pub const TASKS_BY_ASSIGNEE: &str =
     "FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
 
