@@ -63,6 +63,10 @@ pub struct BenchReport {
     /// Milliseconds `Store::prewarm` took before the reads were measured (what `lore serve` does at
     /// start); `projection_cold` was measured before it.
     pub prewarm_ms: f64,
+    /// Entities whose pages the prewarm left in memory (`Store::cached_pages`; `None`: the store
+    /// keeps none, as PostgreSQL), and the memory they take in MB (estimated from the rows).
+    pub page_index_entities: Option<usize>,
+    pub page_index_mb: Option<f64>,
     /// Where the read targets were drawn from: "first block" (the default) or "all blocks".
     pub targets: String,
 }
@@ -407,6 +411,9 @@ fn measure_all(
     let started = Instant::now();
     engine.store().prewarm().map_err(|e| e.to_string())?;
     let prewarm_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+    let pages = engine.store().cached_pages(OWNER);
+    let page_index_entities = pages.map(|p| p.entities);
+    let page_index_mb = pages.map(|p| (p.bytes as f64 / 1e5).round() / 10.0);
     progress("measuring the projection");
     ops.insert(
         "projection".to_string(),
@@ -567,6 +574,8 @@ fn measure_all(
         db_bytes_per_1000_claims: None,
         graph_sizes,
         prewarm_ms,
+        page_index_entities,
+        page_index_mb,
         targets: if config.all_targets {
             "all blocks".into()
         } else {

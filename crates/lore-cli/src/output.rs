@@ -174,6 +174,12 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
         "reads after a prewarm of {:.1} ms (projection_cold: before it)",
         report.prewarm_ms
     );
+    if let Some(entities) = report.page_index_entities {
+        let size = report
+            .page_index_mb
+            .map_or(String::new(), |mb| format!(", about {mb:.1} MB"));
+        let _ = writeln!(out, "page index: {entities} entities in memory{size}");
+    }
     let _ = writeln!(
         out,
         "\n{:<26} {:>10} {:>10} {:>10} {:>6}",

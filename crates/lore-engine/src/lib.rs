@@ -58,7 +58,7 @@ pub use tokens::{CreatedToken, Principal, TokenScope, MAX_TOKEN_DAYS};
 pub use transfer::CopyReport;
 pub use users::MIN_PASSWORD_CHARS;
 pub use views::{
-    ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, ShowOptions,
+    ClaimView, EntityRow, EntityView, EvidenceView, MeetingRow, NamedRef, Projection, ShowOptions,
 };
 pub use workspace::{CascadeItem, ClaimInspection, MeetingClaimRow, RevisionRow};
 

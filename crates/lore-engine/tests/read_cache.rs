@@ -303,3 +303,154 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
         assert!(engine.graph(OTHER, id, &options).is_err(), "{id} leaked");
     }
 }
+
+/// What the reader's page index answers for one id: the entity row, its active claims, its resource
+/// links, and the projection (`show`) built from them.
+type PageReads = (
+    String,
+    Option<lore_core::model::Entity>,
+    Vec<lore_store::ProjectedClaim>,
+    Vec<lore_core::model::ResourceLink>,
+    Option<lore_engine::Projection>,
+);
+
+/// The page reads of every entity row of `owner` (merged ones too), every subject of a claim, and
+/// an id that names nothing.
+fn all_page_reads(engine: &Engine, owner: &str) -> Vec<PageReads> {
+    let mut ids: Vec<String> = engine
+        .read(OWNER, |tx| {
+            let mut ids: Vec<String> = tx.list_entities()?.into_iter().map(|e| e.id).collect();
+            ids.extend(tx.list_claims()?.into_iter().map(|c| c.subject));
+            Ok(ids)
+        })
+        .unwrap();
+    ids.push("e_nothing_here".to_string());
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| {
+            let (entity, claims, links) = engine
+                .read(owner, |tx| {
+                    Ok((
+                        tx.find_entity(&id)?,
+                        tx.list_projected_claims(&id)?,
+                        tx.list_resource_links_by_entity(&id)?,
+                    ))
+                })
+                .unwrap();
+            let projection = engine.projection(owner, &id).ok();
+            (id, entity, claims, links, projection)
+        })
+        .collect()
+}
+
+/// The page index (issue 8) under random writes: each write drops it; it is built again by the
+/// prewarm (even steps) or by enough projections read in one version (odd steps), and then every
+/// entity's page reads through it equal a fresh store's, which has no index and queries. A stale
+/// index (an invalidation that missed a write, here also another connection's) fails the comparison.
+#[test]
+fn pages_through_the_index_follow_random_writes() {
+    let clock = TestClock::new("2026-11-20T12:00:00Z");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let engine = open(&path, &clock);
+    ingest_examples(&engine, OWNER, 0..10);
+    assert_eq!(engine.store().cached_pages(OWNER), None);
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut below = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let mut previous = Vec::new();
+    let mut changed = 0;
+    for step in 0..12 {
+        if step % 2 == 0 {
+            engine.store().prewarm().unwrap();
+        } else {
+            // More projections in one version than the reader answers by queries before it builds.
+            let entities = engine.list_entities(OWNER).unwrap();
+            for at in 0..1_000 {
+                engine
+                    .projection(OWNER, &entities[at % entities.len()].id)
+                    .unwrap();
+            }
+        }
+        let pages = engine.store().cached_pages(OWNER);
+        assert!(
+            pages.is_some_and(|p| p.entities > 10),
+            "step {step}: {pages:?}"
+        );
+        let warm = all_page_reads(&engine, OWNER);
+        let fresh = open(&path, &clock);
+        assert_eq!(warm, all_page_reads(&fresh, OWNER), "step {step}");
+        assert_eq!(fresh.store().cached_pages(OWNER), None);
+        // Nothing of it answers another owner (L20).
+        for (id, ..) in &warm {
+            let other = engine
+                .read(OTHER, |tx| {
+                    Ok((
+                        tx.find_entity(id)?,
+                        tx.list_projected_claims(id)?,
+                        tx.list_resource_links_by_entity(id)?,
+                    ))
+                })
+                .unwrap();
+            assert_eq!(other, (None, vec![], vec![]), "{id} leaked");
+            assert!(engine.projection(OTHER, id).is_err());
+        }
+        if warm != previous {
+            changed += 1;
+        }
+        previous = warm;
+
+        let entities = engine.list_entities(OWNER).unwrap();
+        match step % 6 {
+            0 | 3 => {
+                let claims = engine.read(OWNER, |tx| Ok(tx.list_claims()?)).unwrap();
+                let active: Vec<_> = claims
+                    .iter()
+                    .filter(|c| c.derived.status == lore_core::ClaimStatus::Active)
+                    .collect();
+                engine
+                    .retract_claim(OWNER, &active[below(active.len())].id)
+                    .unwrap();
+            }
+            1 => {
+                let people: Vec<_> = entities
+                    .iter()
+                    .filter(|e| e.kind == EntityKind::Person)
+                    .collect();
+                let person = people[below(people.len())];
+                engine
+                    .apply_override(OWNER, &person.id, "located_in", &format!("City {step}"))
+                    .unwrap();
+            }
+            2 => {
+                let same: Vec<_> = entities
+                    .iter()
+                    .filter(|e| e.kind == EntityKind::Project)
+                    .collect();
+                let a = below(same.len());
+                let b = (a + 1 + below(same.len() - 1)) % same.len();
+                engine
+                    .merge_entities(OWNER, &same[a].id, &same[b].id)
+                    .unwrap();
+            }
+            4 => {
+                let meetings = engine.list_meetings(OWNER).unwrap();
+                let meeting = meetings[below(meetings.len())].id.clone();
+                // From another connection, as another process would.
+                open(&path, &clock)
+                    .delete_source(OWNER, SourceRef::Meeting(&meeting))
+                    .unwrap();
+            }
+            _ => ingest_examples(&engine, OWNER, 0..10),
+        }
+        // Every write moves the snapshot version, and the index goes with it.
+        assert_eq!(engine.store().cached_pages(OWNER), None, "step {step}");
+    }
+    // The writes did change the pages, so the equality above is not vacuous.
+    assert!(changed >= 10, "only {changed} steps changed a page");
+}

@@ -69,6 +69,15 @@ pub struct ProjectedClaim {
     pub valid_to: Option<Ts>,
 }
 
+/// What a store holds of an owner's entity pages in memory (`Store::cached_pages`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CachedPages {
+    /// Entities with a row among them.
+    pub entities: usize,
+    /// The memory they take, estimated from their rows' sizes (allocator overhead not counted).
+    pub bytes: usize,
+}
+
 /// A meeting linked to an entity: the entity attended it, or the meeting's evidence speaks about it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct MeetingLink {
@@ -120,10 +129,19 @@ pub trait Store: Send + Sync {
     /// database, so that a long-lived process (`lore serve`, `lore mcp`) answers its first reads of
     /// each entity as fast as later ones; returns how many statements it ran. The SQLite reader maps
     /// the file, and each page it has not touched yet costs a page fault on first read: about 2 µs,
-    /// and more pages per read the larger the database (BENCHMARKS.md). A backend with a shared
-    /// buffer pool of its own (PostgreSQL) has nothing to do here.
+    /// and more pages per read the larger the database (BENCHMARKS.md). It then builds each owner's
+    /// entity pages in memory (`cached_pages`), which `show` reads until the next write. A backend
+    /// with a shared buffer pool of its own (PostgreSQL) has nothing to do here.
     fn prewarm(&self) -> StoreResult<usize> {
         Ok(0)
+    }
+
+    /// The entity pages the store holds in memory for `owner` in its current read snapshot version,
+    /// for `show` and the other per-entity reads (the SQLite reader's page index, built by
+    /// `prewarm`); `None` when it holds none. For the benchmark's report and for tests.
+    fn cached_pages(&self, owner: &str) -> Option<CachedPages> {
+        let _ = owner;
+        None
     }
 
     // API tokens: the one administrative exception to owner-bound access. A request is known only by

@@ -1,6 +1,7 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
 mod graph_scan;
+mod page_index;
 mod planner;
 mod read_cache;
 mod read_side;
@@ -557,7 +558,51 @@ impl Store for SqliteStore {
                 .query_row(sql, [], |row| row.get::<_, Option<i64>>(0))
                 .map_err(backend)?;
         }
-        Ok(PREWARM.len())
+        // Then each owner's entity pages (`page_index.rs`), one owner per hold of the connection.
+        let owners: Vec<String> = {
+            let guard = reader.lock().map_err(poisoned)?;
+            let mut statement = guard
+                .0
+                .prepare("SELECT DISTINCT owner FROM entities")
+                .map_err(backend)?;
+            let rows = statement.query_map([], |row| row.get(0)).map_err(backend)?;
+            rows.collect::<Result<_, _>>().map_err(backend)?
+        };
+        for owner in &owners {
+            let mut guard = reader.lock().map_err(poisoned)?;
+            let (connection, cache) = &mut *guard;
+            let snapshot = ReadSnapshot::begin(connection)?;
+            let version: i64 = connection
+                .prepare_cached("PRAGMA data_version")
+                .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+                .map_err(backend)?;
+            let owner_cache = cache.for_snapshot(version, owner);
+            if owner_cache.pages.is_none() {
+                let tx = SqliteTx {
+                    connection: &*connection,
+                    owner,
+                    cache: None,
+                    entities: Default::default(),
+                };
+                let pages = std::sync::Arc::new(tx.scan_page_index()?);
+                cache.for_snapshot(version, owner).pages = Some(pages);
+            }
+            snapshot.end()?;
+        }
+        Ok(PREWARM.len() + 1 + 3 * owners.len())
+    }
+
+    fn cached_pages(&self, owner: &str) -> Option<crate::CachedPages> {
+        let guard = self.reader.as_ref()?.lock().ok()?;
+        let (connection, cache) = &*guard;
+        let snapshot = ReadSnapshot::begin(connection).ok()?;
+        let version: i64 = connection
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .ok()?;
+        let held = cache.pages(version, owner).map(|pages| pages.held());
+        snapshot.end().ok()?;
+        held
     }
 
     fn insert_api_token(&self, token: &ApiToken) -> StoreResult<()> {
@@ -722,6 +767,26 @@ macro_rules! memo_limited {
 }
 
 impl SqliteTx<'_> {
+    /// The reader's entity pages for this snapshot, built here once this version has answered
+    /// [`page_index::BUILD_AFTER_READS`] projections by queries; `None` while writing.
+    fn page_index(&mut self) -> StoreResult<Option<std::sync::Arc<page_index::PageIndex>>> {
+        let Some(cache) = self.cache.as_mut() else {
+            return Ok(None);
+        };
+        if let Some(pages) = &cache.pages {
+            return Ok(Some(pages.clone()));
+        }
+        cache.projection_reads += 1;
+        if cache.projection_reads < page_index::BUILD_AFTER_READS {
+            return Ok(None);
+        }
+        let pages = std::sync::Arc::new(self.scan_page_index()?);
+        if let Some(cache) = self.cache.as_mut() {
+            cache.pages = Some(pages.clone());
+        }
+        Ok(Some(pages))
+    }
+
     /// Inserts a claim row; `conflict` is empty (a duplicate id fails) or [`CLAIM_UPSERT`].
     fn write_claim(&mut self, c: &Claim, conflict: &str) -> StoreResult<()> {
         let d = &c.derived;
@@ -1066,6 +1131,9 @@ impl Tx for SqliteTx<'_> {
                 entity_row,
             )
         };
+        if let Some(pages) = self.cache.as_ref().and_then(|c| c.pages.as_ref()) {
+            return Ok(pages.entity(id));
+        }
         if self.cache.is_none() {
             // The writer's memo of entity rows (kept current by upsert_entity/delete_entity).
             if let Some(known) = self.entities.get(id) {
@@ -1426,6 +1494,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
+        if let Some(pages) = self.cache.as_ref().and_then(|c| c.pages.as_ref()) {
+            return Ok(pages.links(entity));
+        }
         self.all(
             &read_side::LINKS_BY_ENTITY,
             params![self.owner, entity],
@@ -2193,6 +2264,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {
+        if let Some(pages) = self.page_index()? {
+            return Ok(pages.projected_claims(entity));
+        }
         self.read_projected_claims(entity)
     }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use lore_core::model::*;
 
+use super::page_index::PageIndex;
 use crate::{GraphIndex, MeetingLink};
 
 /// Entries kept before the memo starts over (bounds memory on very large graphs).
@@ -38,6 +39,10 @@ pub(super) struct OwnerCache {
     /// Graph reads answered by queries in this version: the index is built on the second, so a
     /// one-shot process (`lore graph`) never pays for a whole scan to answer one neighborhood.
     pub graph_reads: u32,
+    /// The owner's entity pages (`page_index.rs`), built by the prewarm or after
+    /// [`super::page_index::BUILD_AFTER_READS`] projections answered by queries in this version.
+    pub pages: Option<Arc<PageIndex>>,
+    pub projection_reads: u32,
 }
 
 impl ReadCache {
@@ -52,6 +57,14 @@ impl ReadCache {
             self.owners.insert(owner.to_string(), OwnerCache::default());
         }
         self.owners.get_mut(owner).expect("inserted above")
+    }
+
+    /// The owner's entity pages, if the memo holds them for a snapshot at `version`.
+    pub fn pages(&self, version: i64, owner: &str) -> Option<&PageIndex> {
+        if self.version != Some(version) {
+            return None;
+        }
+        self.owners.get(owner)?.pages.as_deref()
     }
 
     /// Recounts the entries after a read, for the size bound.

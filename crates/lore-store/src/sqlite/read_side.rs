@@ -413,16 +413,7 @@ impl SqliteTx<'_> {
 
     pub(super) fn read_projected_claims(&self, subject: &str) -> StoreResult<Vec<ProjectedClaim>> {
         self.all(PROJECTED_CLAIMS, params![self.owner, subject], |row| {
-            Ok(ProjectedClaim {
-                id: row.get(0)?,
-                predicate: row.get(1)?,
-                value_text: row.get(2)?,
-                object_entity: row.get(3)?,
-                context_entity: row.get(4)?,
-                authority: name(row, 5, Authority::parse)?,
-                valid_from: optional_ts(row, 6)?,
-                valid_to: optional_ts(row, 7)?,
-            })
+            projected_claim(row, 0)
         })
     }
 

@@ -264,6 +264,20 @@ pub fn evidence_row(row: &Row) -> rusqlite::Result<Evidence> {
     })
 }
 
+/// A projected claim's columns in `PROJECTED_CLAIMS` order, from column `first` on.
+pub fn projected_claim(row: &Row, first: usize) -> rusqlite::Result<crate::ProjectedClaim> {
+    Ok(crate::ProjectedClaim {
+        id: row.get(first)?,
+        predicate: row.get(first + 1)?,
+        value_text: row.get(first + 2)?,
+        object_entity: row.get(first + 3)?,
+        context_entity: row.get(first + 4)?,
+        authority: name(row, first + 5, Authority::parse)?,
+        valid_from: optional_ts(row, first + 6)?,
+        valid_to: optional_ts(row, first + 7)?,
+    })
+}
+
 pub fn link_row(row: &Row) -> rusqlite::Result<ResourceLink> {
     Ok(ResourceLink {
         id: get(row, 0)?,
