@@ -43,7 +43,8 @@ struct Page {
 
 #[derive(Default)]
 pub(super) struct PageIndex {
-    pages: FastMap<String, Page>,
+    /// Boxed, so the table's slots stay small (a page with its entity row is about 500 bytes).
+    pages: FastMap<String, Box<Page>>,
 }
 
 impl PageIndex {
@@ -66,9 +67,9 @@ impl PageIndex {
                 .map(|s| s.len() + size_of::<String>())
                 .sum::<usize>()
         };
-        let mut bytes = self.pages.capacity() * (size_of::<(String, Page)>() + 1);
+        let mut bytes = self.pages.capacity() * (size_of::<(String, Box<Page>)>() + 1);
         for (id, page) in &self.pages {
-            bytes += id.len();
+            bytes += id.len() + size_of::<Page>();
             if let Some(e) = &page.entity {
                 bytes += text(&e.id) + text(&e.canonical_name) + maybe(&e.manual_name);
                 bytes += maybe(&e.normalized_key) + maybe(&e.merged_into) + maybe(&e.manual_brief);
@@ -115,7 +116,7 @@ impl SqliteTx<'_> {
     /// Reads an owner's pages from this snapshot: three scans, grouped by entity.
     pub(super) fn scan_page_index(&self) -> StoreResult<PageIndex> {
         let owner = params![self.owner];
-        let mut pages: FastMap<String, Page> = FastMap::default();
+        let mut pages: FastMap<String, Box<Page>> = FastMap::default();
         let entities = format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE owner = ?1");
         for entity in self.all(&entities, owner, entity_row)? {
             let id = entity.id.clone();
