@@ -313,14 +313,7 @@ impl SqliteStore {
         if let (false, Some(reader)) = (commit, &self.reader) {
             let mut guard = reader.lock().map_err(poisoned)?;
             let (connection, cache) = &mut *guard;
-            // `BEGIN`, the version check and `ROLLBACK` are prepared once per connection (rusqlite's
-            // `Transaction` parses its `BEGIN` and `ROLLBACK` on every call): every read pays for them.
-            let snapshot = ReadSnapshot::begin(connection)?;
-            // The first statement opens the snapshot; its version says whether the memo still holds.
-            let version: i64 = connection
-                .prepare_cached("PRAGMA data_version")
-                .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-                .map_err(backend)?;
+            let (snapshot, version) = ReadSnapshot::begin(connection)?;
             let mut tx = SqliteTx {
                 connection: &*connection,
                 owner,
@@ -377,15 +370,24 @@ struct ReadSnapshot<'c> {
 }
 
 impl<'c> ReadSnapshot<'c> {
-    fn begin(connection: &'c Connection) -> StoreResult<ReadSnapshot<'c>> {
+    /// Opens the snapshot with its first statement, `PRAGMA data_version`, and returns that version:
+    /// whether the reader's memo still holds. `BEGIN`, the version check and `ROLLBACK` are prepared
+    /// once per connection (rusqlite's `Transaction` parses its `BEGIN` and `ROLLBACK` on every
+    /// call): every read pays for them.
+    fn begin(connection: &'c Connection) -> StoreResult<(ReadSnapshot<'c>, i64)> {
         connection
             .prepare_cached("BEGIN DEFERRED")
             .and_then(|mut statement| statement.execute([]))
             .map_err(backend)?;
-        Ok(ReadSnapshot {
+        let snapshot = ReadSnapshot {
             connection,
             open: true,
-        })
+        };
+        let version = connection
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(backend)?;
+        Ok((snapshot, version))
     }
 
     fn end(mut self) -> StoreResult<()> {
@@ -571,11 +573,7 @@ impl Store for SqliteStore {
         for owner in &owners {
             let mut guard = reader.lock().map_err(poisoned)?;
             let (connection, cache) = &mut *guard;
-            let snapshot = ReadSnapshot::begin(connection)?;
-            let version: i64 = connection
-                .prepare_cached("PRAGMA data_version")
-                .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-                .map_err(backend)?;
+            let (snapshot, version) = ReadSnapshot::begin(connection)?;
             let owner_cache = cache.for_snapshot(version, owner);
             if owner_cache.pages.is_none() {
                 let tx = SqliteTx {
@@ -595,11 +593,7 @@ impl Store for SqliteStore {
     fn cached_pages(&self, owner: &str) -> Option<crate::CachedPages> {
         let guard = self.reader.as_ref()?.lock().ok()?;
         let (connection, cache) = &*guard;
-        let snapshot = ReadSnapshot::begin(connection).ok()?;
-        let version: i64 = connection
-            .prepare_cached("PRAGMA data_version")
-            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-            .ok()?;
+        let (snapshot, version) = ReadSnapshot::begin(connection).ok()?;
         let held = cache.pages(version, owner).map(|pages| pages.held());
         snapshot.end().ok()?;
         held
