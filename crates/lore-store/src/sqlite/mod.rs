@@ -1125,8 +1125,13 @@ impl Tx for SqliteTx<'_> {
                 entity_row,
             )
         };
-        if let Some(pages) = self.cache.as_ref().and_then(|c| c.pages.as_ref()) {
-            return Ok(pages.entity(id));
+        if let Some(known) = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.pages.as_ref())
+            .and_then(|pages| pages.entity(id))
+        {
+            return Ok(known);
         }
         if self.cache.is_none() {
             // The writer's memo of entity rows (kept current by upsert_entity/delete_entity).
@@ -1488,8 +1493,13 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
-        if let Some(pages) = self.cache.as_ref().and_then(|c| c.pages.as_ref()) {
-            return Ok(pages.links(entity));
+        if let Some(links) = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.pages.as_ref())
+            .and_then(|pages| pages.links(entity))
+        {
+            return Ok(links);
         }
         self.all(
             &read_side::LINKS_BY_ENTITY,
@@ -2258,8 +2268,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {
-        if let Some(pages) = self.page_index()? {
-            return Ok(pages.projected_claims(entity));
+        if let Some(claims) = self
+            .page_index()?
+            .and_then(|pages| pages.projected_claims(entity))
+        {
+            return Ok(claims);
         }
         self.read_projected_claims(entity)
     }

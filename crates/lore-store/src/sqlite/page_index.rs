@@ -4,7 +4,9 @@
 //! Read through SQLite, a projection descends three b-trees (entities, `claims_by_subject`,
 //! `resource_links_by_entity`). In a large file each descent's lower levels are no longer in the CPU's
 //! cache, so the read grows with the database even though it reads no more rows (BENCHMARKS.md,
-//! eighth round). From this index it is one hash lookup and copies of rows that were read together.
+//! eighth round). Here it is one hash lookup and one buffer read from start to end: each page is
+//! encoded in a single allocation (held as Rust values, an entity's rows were some fifty allocations
+//! spread over the heap, and at scale 10 reading them grew 1.6× for the same reason).
 //!
 //! It lives in the reader's memo (`read_cache.rs`) and is dropped with it whenever `PRAGMA
 //! data_version` moves, so each answer is exactly what the matching query answers in that snapshot:
@@ -13,27 +15,106 @@
 //! a snapshot version has answered [`BUILD_AFTER_READS`] projections by queries, so a one-shot process
 //! (`lore show`) never scans the whole owner to answer one entity.
 
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, BuildHasherDefault};
+
 use lore_core::model::*;
+use lore_core::Ts;
 use rusqlite::params;
 
 use super::rows::*;
 use super::{SqliteTx, ENTITY_COLUMNS, LINK_COLUMNS};
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastHasher, FastMap, FastSet};
 use crate::{CachedPages, ProjectedClaim, StoreResult};
 
-/// Projections a snapshot version answers by queries before the reader builds the index: the reads'
-/// cost (about 10 µs each) then matches a build's at the scale of the benchmark's first block.
+/// Projections a snapshot version answers by queries before the reader builds the index: a thousand
+/// such reads (about 10 µs each) cost about what a build costs at scale 1 of `lore bench`; a larger
+/// owner's build costs more (about 0.2 s at scale 10), paid once per write by a long-lived process.
 pub(super) const BUILD_AFTER_READS: u32 = 1_000;
 
-/// The scans an index is built from (`?1` is the owner). Rows are grouped and ordered in memory, in
-/// the order the per-entity reads return them (`PROJECTED_CLAIMS`, `LINKS_BY_ENTITY`): text compares
-/// as bytes in both, as SQLite's default collation does.
+/// The active claims, grouped and ordered in memory in the order `PROJECTED_CLAIMS` returns them (and
+/// links as `LINKS_BY_ENTITY`): text compares as bytes in both, as SQLite's default collation does.
 const ACTIVE_CLAIMS: &str = "SELECT subject, id, predicate, value_text, object_entity, \
      context_entity, authority, valid_from, valid_to FROM claims \
      WHERE owner = ?1 AND status = 'active'";
 
-/// One entity's page: its row (`None` for an id that only claims or links name) and its rows in the
-/// order the per-entity reads return them.
+#[derive(Default)]
+pub(super) struct PageIndex {
+    /// Each page encoded in one buffer ([`encode`]), by the hash of its entity id; the buffer starts
+    /// with the id, so a lookup checks it.
+    pages: FastMap<u64, Box<[u8]>>,
+    /// Hashes two ids share (not expected to happen, but possible): those ids are read by queries.
+    shared: FastSet<u64>,
+    entities: usize,
+    bytes: usize,
+}
+
+fn digest(id: &str) -> u64 {
+    BuildHasherDefault::<FastHasher>::default().hash_one(id)
+}
+
+/// What the index answers for an id: `None` when it cannot (the caller queries), `Some(None)` when
+/// the owner has no page for it (no row, no claims, no links), else the page.
+type Lookup<'a> = Option<Option<Decoder<'a>>>;
+
+impl PageIndex {
+    fn page(&self, id: &str) -> Lookup<'_> {
+        let key = digest(id);
+        if self.shared.contains(&key) {
+            return None;
+        }
+        let Some(buffer) = self.pages.get(&key) else {
+            return Some(None);
+        };
+        let mut page = Decoder {
+            bytes: buffer,
+            at: 0,
+        };
+        Some((page.str()? == id).then_some(page))
+    }
+
+    /// The entity row, or `None` when the index cannot tell (read it by query then).
+    pub fn entity(&self, id: &str) -> Option<Option<Entity>> {
+        match self.page(id)? {
+            None => Some(None),
+            Some(mut page) => {
+                page.skip_to(0)?;
+                page.entity()
+            }
+        }
+    }
+
+    pub fn projected_claims(&self, subject: &str) -> Option<Vec<ProjectedClaim>> {
+        match self.page(subject)? {
+            None => Some(Vec::new()),
+            Some(mut page) => {
+                page.skip_to(1)?;
+                page.list(Decoder::claim)
+            }
+        }
+    }
+
+    pub fn links(&self, entity: &str) -> Option<Vec<ResourceLink>> {
+        match self.page(entity)? {
+            None => Some(Vec::new()),
+            Some(mut page) => {
+                page.skip_to(2)?;
+                page.list(Decoder::link)
+            }
+        }
+    }
+
+    /// How many entity rows the index holds, and the bytes of its buffers and table.
+    pub fn held(&self) -> CachedPages {
+        CachedPages {
+            entities: self.entities,
+            bytes: self.bytes + self.pages.capacity() * (size_of::<(u64, Box<[u8]>)>() + 1),
+        }
+    }
+}
+
+/// One entity's rows before encoding: its row (`None` for an id that only claims or links name) and
+/// its rows in the order the per-entity reads return them.
 #[derive(Default)]
 struct Page {
     entity: Option<Entity>,
@@ -41,82 +122,11 @@ struct Page {
     links: Vec<ResourceLink>,
 }
 
-#[derive(Default)]
-pub(super) struct PageIndex {
-    /// Boxed, so the table's slots stay small (a page with its entity row is about 500 bytes).
-    pages: FastMap<String, Box<Page>>,
-}
-
-impl PageIndex {
-    pub fn entity(&self, id: &str) -> Option<Entity> {
-        self.pages.get(id).and_then(|page| page.entity.clone())
-    }
-
-    pub fn projected_claims(&self, subject: &str) -> Vec<ProjectedClaim> {
-        self.pages
-            .get(subject)
-            .map_or_else(Vec::new, |page| page.claims.clone())
-    }
-
-    /// How many entity rows the index holds, and its size estimated from what the rows hold.
-    pub fn held(&self) -> CachedPages {
-        let text = |s: &str| s.len();
-        let maybe = |s: &Option<String>| s.as_deref().map_or(0, str::len);
-        let list = |v: &[String]| {
-            v.iter()
-                .map(|s| s.len() + size_of::<String>())
-                .sum::<usize>()
-        };
-        let mut bytes = self.pages.capacity() * (size_of::<(String, Box<Page>)>() + 1);
-        for (id, page) in &self.pages {
-            bytes += id.len() + size_of::<Page>();
-            if let Some(e) = &page.entity {
-                bytes += text(&e.id) + text(&e.canonical_name) + maybe(&e.manual_name);
-                bytes += maybe(&e.normalized_key) + maybe(&e.merged_into) + maybe(&e.manual_brief);
-                bytes += maybe(&e.scope_meeting) + text(&e.current_brief);
-                bytes += list(&e.emails) + list(&e.domains) + list(&e.external_keys);
-                bytes += list(&e.do_not_merge_with);
-                bytes += e
-                    .manual_attributes
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len() + 64)
-                    .sum::<usize>();
-                bytes += e
-                    .current_attributes
-                    .iter()
-                    .map(|(k, v)| k.len() + v.to_string().len() + 64)
-                    .sum::<usize>();
-            }
-            bytes += page.claims.capacity() * size_of::<ProjectedClaim>();
-            for c in &page.claims {
-                bytes += text(&c.id) + text(&c.predicate) + maybe(&c.value_text);
-                bytes += maybe(&c.object_entity) + maybe(&c.context_entity);
-            }
-            bytes += page.links.capacity() * size_of::<ResourceLink>();
-            for l in &page.links {
-                bytes += text(&l.id) + maybe(&l.entity) + maybe(&l.meeting) + text(&l.source_id);
-                bytes += text(&l.url) + maybe(&l.external_key) + maybe(&l.title);
-                bytes += text(&l.ingested_status);
-            }
-        }
-        CachedPages {
-            entities: self.pages.values().filter(|p| p.entity.is_some()).count(),
-            bytes,
-        }
-    }
-
-    pub fn links(&self, entity: &str) -> Vec<ResourceLink> {
-        self.pages
-            .get(entity)
-            .map_or_else(Vec::new, |page| page.links.clone())
-    }
-}
-
 impl SqliteTx<'_> {
-    /// Reads an owner's pages from this snapshot: three scans, grouped by entity.
+    /// Reads an owner's pages from this snapshot: three scans, grouped by entity, each page encoded.
     pub(super) fn scan_page_index(&self) -> StoreResult<PageIndex> {
         let owner = params![self.owner];
-        let mut pages: FastMap<String, Box<Page>> = FastMap::default();
+        let mut pages: FastMap<String, Page> = FastMap::default();
         let entities = format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE owner = ?1");
         for entity in self.all(&entities, owner, entity_row)? {
             let id = entity.id.clone();
@@ -135,12 +145,546 @@ impl SqliteTx<'_> {
             let entity = link.entity.clone().unwrap_or_default();
             pages.entry(entity).or_default().links.push(link);
         }
-        for page in pages.values_mut() {
+        Ok(PageIndex::from_pages(pages))
+    }
+}
+
+impl PageIndex {
+    fn from_pages(pages: FastMap<String, Page>) -> PageIndex {
+        let mut index = PageIndex::default();
+        for (id, mut page) in pages {
             page.claims
                 .sort_unstable_by(|a, b| (&a.predicate, &a.id).cmp(&(&b.predicate, &b.id)));
             page.links
                 .sort_unstable_by(|a, b| (a.first_seen_at, &a.id).cmp(&(b.first_seen_at, &b.id)));
+            index.entities += usize::from(page.entity.is_some());
+            let key = digest(&id);
+            if index.shared.contains(&key) {
+                continue;
+            }
+            let buffer = encode(&id, &page);
+            index.bytes += buffer.len();
+            if let Some(other) = index.pages.insert(key, buffer) {
+                index.bytes -= other.len();
+                index.pages.remove(&key);
+                index.shared.insert(key);
+            }
         }
-        Ok(PageIndex { pages })
+        index
+    }
+}
+
+/// A page as one buffer: the id, then the offsets (4 bytes each) of its three parts, then the entity
+/// row (a presence byte first), the claims and the links (each a count, then the rows). Lengths and
+/// counts are LEB128, times zigzag LEB128, enumerations their names.
+fn encode(id: &str, page: &Page) -> Box<[u8]> {
+    let mut out = Encoder(Vec::with_capacity(256));
+    out.str(id);
+    let offsets = out.0.len();
+    out.0.extend_from_slice(&[0; 12]);
+    let part = |out: &mut Encoder, at: usize| {
+        let here = u32::try_from(out.0.len()).unwrap_or(u32::MAX).to_le_bytes();
+        out.0[offsets + 4 * at..offsets + 4 * at + 4].copy_from_slice(&here);
+    };
+    part(&mut out, 0);
+    match &page.entity {
+        None => out.0.push(0),
+        Some(entity) => {
+            out.0.push(1);
+            out.entity(entity);
+        }
+    }
+    part(&mut out, 1);
+    out.len(page.claims.len());
+    for claim in &page.claims {
+        out.claim(claim);
+    }
+    part(&mut out, 2);
+    out.len(page.links.len());
+    for link in &page.links {
+        out.link(link);
+    }
+    out.0.into_boxed_slice()
+}
+
+struct Encoder(Vec<u8>);
+
+impl Encoder {
+    fn len(&mut self, mut n: usize) {
+        while n >= 0x80 {
+            self.0.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
+    }
+
+    fn str(&mut self, text: &str) {
+        self.len(text.len());
+        self.0.extend_from_slice(text.as_bytes());
+    }
+
+    /// `None` as length 0, else the length plus one.
+    fn opt(&mut self, text: Option<&str>) {
+        match text {
+            None => self.len(0),
+            Some(text) => {
+                self.len(text.len() + 1);
+                self.0.extend_from_slice(text.as_bytes());
+            }
+        }
+    }
+
+    fn ts(&mut self, at: Ts) {
+        self.len(((at.0 << 1) ^ (at.0 >> 63)) as usize);
+    }
+
+    fn opt_ts(&mut self, at: Option<Ts>) {
+        match at {
+            None => self.0.push(0),
+            Some(at) => {
+                self.0.push(1);
+                self.ts(at);
+            }
+        }
+    }
+
+    fn list(&mut self, items: &[String]) {
+        self.len(items.len());
+        for item in items {
+            self.str(item);
+        }
+    }
+
+    fn value(&mut self, value: &serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::Null => self.0.push(0),
+            Value::Bool(b) => self.0.push(1 + u8::from(*b)),
+            Value::Number(n) => {
+                self.0.push(3);
+                self.str(&n.to_string());
+            }
+            Value::String(s) => {
+                self.0.push(4);
+                self.str(s);
+            }
+            Value::Array(items) => {
+                self.0.push(5);
+                self.len(items.len());
+                items.iter().for_each(|item| self.value(item));
+            }
+            Value::Object(map) => {
+                self.0.push(6);
+                self.len(map.len());
+                for (key, item) in map {
+                    self.str(key);
+                    self.value(item);
+                }
+            }
+        }
+    }
+
+    fn entity(&mut self, e: &Entity) {
+        self.str(&e.id);
+        self.str(e.kind.as_str());
+        self.str(&e.canonical_name);
+        self.opt(e.manual_name.as_deref());
+        self.opt(e.normalized_key.as_deref());
+        self.list(&e.emails);
+        self.list(&e.domains);
+        self.list(&e.external_keys);
+        self.str(e.status.as_str());
+        self.opt(e.merged_into.as_deref());
+        self.list(&e.do_not_merge_with);
+        self.len(e.manual_attributes.len());
+        for (key, value) in &e.manual_attributes {
+            self.str(key);
+            self.str(value);
+        }
+        self.opt(e.manual_brief.as_deref());
+        self.0.push(u8::from(e.pinned));
+        self.opt(e.scope_meeting.as_deref());
+        self.opt_ts(e.first_observed_at);
+        self.opt_ts(e.last_observed_at);
+        self.len(e.current_attributes.len());
+        for (key, value) in &e.current_attributes {
+            self.str(key);
+            self.value(value);
+        }
+        self.str(&e.current_brief);
+        self.0
+            .extend_from_slice(&e.weight_basis.to_bits().to_le_bytes());
+        self.opt_ts(e.weight_latest);
+    }
+
+    fn claim(&mut self, c: &ProjectedClaim) {
+        self.str(&c.id);
+        self.str(&c.predicate);
+        self.opt(c.value_text.as_deref());
+        self.opt(c.object_entity.as_deref());
+        self.opt(c.context_entity.as_deref());
+        self.str(c.authority.as_str());
+        self.opt_ts(c.valid_from);
+        self.opt_ts(c.valid_to);
+    }
+
+    fn link(&mut self, l: &ResourceLink) {
+        self.str(&l.id);
+        self.opt(l.entity.as_deref());
+        self.opt(l.meeting.as_deref());
+        self.str(l.source_kind.as_str());
+        self.str(&l.source_id);
+        self.str(l.resource_type.as_str());
+        self.str(&l.url);
+        self.opt(l.external_key.as_deref());
+        self.opt(l.title.as_deref());
+        self.str(l.provenance.as_str());
+        self.str(&l.ingested_status);
+        self.ts(l.first_seen_at);
+        self.ts(l.last_seen_at);
+    }
+}
+
+/// Reads a page back. Every step returns `None` on a buffer it cannot read (which [`encode`] never
+/// writes); the caller then queries instead.
+struct Decoder<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Decoder<'a> {
+    fn byte(&mut self) -> Option<u8> {
+        let byte = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        let mut n = 0usize;
+        for shift in (0..64).step_by(7) {
+            let byte = self.byte()?;
+            n |= usize::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(n);
+            }
+        }
+        None
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a str> {
+        let bytes = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        std::str::from_utf8(bytes).ok()
+    }
+
+    fn str(&mut self) -> Option<&'a str> {
+        let n = self.len()?;
+        self.take(n)
+    }
+
+    fn string(&mut self) -> Option<String> {
+        self.str().map(str::to_string)
+    }
+
+    fn opt(&mut self) -> Option<Option<String>> {
+        match self.len()? {
+            0 => Some(None),
+            n => Some(Some(self.take(n - 1)?.to_string())),
+        }
+    }
+
+    fn ts(&mut self) -> Option<Ts> {
+        let n = self.len()? as u64;
+        Some(Ts(((n >> 1) as i64) ^ -((n & 1) as i64)))
+    }
+
+    fn opt_ts(&mut self) -> Option<Option<Ts>> {
+        match self.byte()? {
+            0 => Some(None),
+            _ => Some(Some(self.ts()?)),
+        }
+    }
+
+    fn strings(&mut self) -> Option<Vec<String>> {
+        self.list(Decoder::string)
+    }
+
+    fn list<T>(&mut self, item: fn(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let n = self.len()?;
+        let mut items = Vec::with_capacity(n.min(self.bytes.len()));
+        for _ in 0..n {
+            items.push(item(self)?);
+        }
+        Some(items)
+    }
+
+    fn name<T>(&mut self, parse: fn(&str) -> Option<T>) -> Option<T> {
+        parse(self.str()?)
+    }
+
+    /// Moves to the start of part `n` (0 entity, 1 claims, 2 links), after the id.
+    fn skip_to(&mut self, n: usize) -> Option<()> {
+        let slot = self.bytes.get(self.at + 4 * n..self.at + 4 * n + 4)?;
+        self.at = u32::from_le_bytes(slot.try_into().ok()?) as usize;
+        Some(())
+    }
+
+    fn value(&mut self) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        Some(match self.byte()? {
+            0 => Value::Null,
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 => Value::Number(self.str()?.parse().ok()?),
+            4 => Value::String(self.string()?),
+            5 => Value::Array(self.list(Decoder::value)?),
+            6 => {
+                let n = self.len()?;
+                let mut map = serde_json::Map::new();
+                for _ in 0..n {
+                    let key = self.string()?;
+                    map.insert(key, self.value()?);
+                }
+                Value::Object(map)
+            }
+            _ => return None,
+        })
+    }
+
+    fn entity(&mut self) -> Option<Option<Entity>> {
+        if self.byte()? == 0 {
+            return Some(None);
+        }
+        let id = self.string()?;
+        let kind = self.name(EntityKind::parse)?;
+        let canonical_name = self.string()?;
+        let manual_name = self.opt()?;
+        let normalized_key = self.opt()?;
+        let emails = self.strings()?;
+        let domains = self.strings()?;
+        let external_keys = self.strings()?;
+        let status = self.name(EntityStatus::parse)?;
+        let merged_into = self.opt()?;
+        let do_not_merge_with = self.strings()?;
+        let mut manual_attributes = BTreeMap::new();
+        for _ in 0..self.len()? {
+            let key = self.string()?;
+            manual_attributes.insert(key, self.string()?);
+        }
+        let manual_brief = self.opt()?;
+        let pinned = self.byte()? != 0;
+        let scope_meeting = self.opt()?;
+        let first_observed_at = self.opt_ts()?;
+        let last_observed_at = self.opt_ts()?;
+        let mut current_attributes = BTreeMap::new();
+        for _ in 0..self.len()? {
+            let key = self.string()?;
+            current_attributes.insert(key, self.value()?);
+        }
+        let current_brief = self.string()?;
+        let bits = self.bytes.get(self.at..self.at + 8)?;
+        self.at += 8;
+        let weight_basis = f64::from_bits(u64::from_le_bytes(bits.try_into().ok()?));
+        let weight_latest = self.opt_ts()?;
+        Some(Some(Entity {
+            id,
+            kind,
+            canonical_name,
+            manual_name,
+            normalized_key,
+            emails,
+            domains,
+            external_keys,
+            status,
+            merged_into,
+            do_not_merge_with,
+            manual_attributes,
+            manual_brief,
+            pinned,
+            scope_meeting,
+            first_observed_at,
+            last_observed_at,
+            current_attributes,
+            current_brief,
+            weight_basis,
+            weight_latest,
+        }))
+    }
+
+    fn claim(&mut self) -> Option<ProjectedClaim> {
+        Some(ProjectedClaim {
+            id: self.string()?,
+            predicate: self.string()?,
+            value_text: self.opt()?,
+            object_entity: self.opt()?,
+            context_entity: self.opt()?,
+            authority: self.name(Authority::parse)?,
+            valid_from: self.opt_ts()?,
+            valid_to: self.opt_ts()?,
+        })
+    }
+
+    fn link(&mut self) -> Option<ResourceLink> {
+        Some(ResourceLink {
+            id: self.string()?,
+            entity: self.opt()?,
+            meeting: self.opt()?,
+            source_kind: self.name(SourceKind::parse)?,
+            source_id: self.string()?,
+            resource_type: self.name(ResourceType::parse)?,
+            url: self.string()?,
+            external_key: self.opt()?,
+            title: self.opt()?,
+            provenance: self.name(LinkProvenance::parse)?,
+            ingested_status: self.string()?,
+            first_seen_at: self.ts()?,
+            last_seen_at: self.ts()?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entity(id: &str) -> Entity {
+        Entity {
+            id: id.into(),
+            kind: EntityKind::Company,
+            canonical_name: "Zürich Ünïcode AG".into(),
+            manual_name: Some(String::new()),
+            normalized_key: None,
+            emails: vec![],
+            domains: vec!["example.com".into(), "example.org".into()],
+            external_keys: vec!["x".repeat(300)],
+            status: EntityStatus::Merged,
+            merged_into: Some("e_other".into()),
+            do_not_merge_with: vec!["e_a".into()],
+            manual_attributes: [("role".to_string(), "lead".to_string())].into(),
+            manual_brief: None,
+            pinned: true,
+            scope_meeting: None,
+            first_observed_at: Some(Ts(-5)),
+            last_observed_at: Some(Ts(1_790_000_000_000)),
+            current_attributes: [
+                ("works_on".to_string(), json!(["Atlas", "Redis"])),
+                ("lead_of".to_string(), json!({"Atlas": "yes"})),
+                (
+                    "odd".to_string(),
+                    json!([null, true, false, 1.5, -7, u64::MAX]),
+                ),
+            ]
+            .into(),
+            current_brief: "A company.".into(),
+            weight_basis: 0.1 + 0.2,
+            weight_latest: None,
+        }
+    }
+
+    fn claim(id: &str, value: Option<&str>) -> ProjectedClaim {
+        ProjectedClaim {
+            id: id.into(),
+            predicate: "works_at".into(),
+            value_text: value.map(str::to_string),
+            object_entity: value.is_none().then(|| "e_acme".to_string()),
+            context_entity: None,
+            authority: Authority::FirstParty,
+            valid_from: Some(Ts(0)),
+            valid_to: None,
+        }
+    }
+
+    fn link(id: &str) -> ResourceLink {
+        ResourceLink {
+            id: id.into(),
+            entity: Some("e_1".into()),
+            meeting: None,
+            source_kind: SourceKind::Meeting,
+            source_id: "m_1".into(),
+            resource_type: ResourceType::GithubPr,
+            url: "https://example.com/a?b=c".into(),
+            external_key: Some("org/repo#1".into()),
+            title: None,
+            provenance: LinkProvenance::MeetingChat,
+            ingested_status: "url_only".into(),
+            first_seen_at: Ts(i64::MIN / 4),
+            last_seen_at: Ts(i64::MAX / 4),
+        }
+    }
+
+    /// Every field of every row comes back as it went in, from the index itself (`Some`), not from
+    /// the fallback to queries a buffer it cannot read would cause.
+    #[test]
+    fn pages_read_back_what_was_encoded() {
+        let mut pages: FastMap<String, Page> = FastMap::default();
+        pages.insert(
+            "e_1".into(),
+            Page {
+                entity: Some(entity("e_1")),
+                claims: vec![claim("c_1", None), claim("c_2", Some("émoji 🦀"))],
+                links: vec![link("r_1"), link("r_2")],
+            },
+        );
+        // An id that only claims name (no entity row), and one with a row alone.
+        pages.insert(
+            "e_2".into(),
+            Page {
+                entity: None,
+                claims: vec![claim("c_3", Some(""))],
+                links: vec![],
+            },
+        );
+        pages.insert(
+            "e_3".into(),
+            Page {
+                entity: Some(entity("e_3")),
+                ..Page::default()
+            },
+        );
+        let index = PageIndex::from_pages(pages);
+        assert_eq!(index.entity("e_1"), Some(Some(entity("e_1"))));
+        assert_eq!(
+            index.projected_claims("e_1"),
+            Some(vec![claim("c_1", None), claim("c_2", Some("émoji 🦀"))])
+        );
+        assert_eq!(index.links("e_1"), Some(vec![link("r_1"), link("r_2")]));
+        assert_eq!(index.entity("e_2"), Some(None));
+        assert_eq!(
+            index.projected_claims("e_2"),
+            Some(vec![claim("c_3", Some(""))])
+        );
+        assert_eq!(index.links("e_2"), Some(vec![]));
+        assert_eq!(index.entity("e_3"), Some(Some(entity("e_3"))));
+        assert_eq!(index.projected_claims("e_3"), Some(vec![]));
+        // An id with no page: nothing, without asking the database.
+        assert_eq!(index.entity("e_9"), Some(None));
+        assert_eq!(index.projected_claims("e_9"), Some(vec![]));
+        assert_eq!(index.links("e_9"), Some(vec![]));
+        assert_eq!(index.held().entities, 2);
+    }
+
+    /// An id whose hash another id shares is not answered (the store queries it), and a damaged
+    /// buffer is not either: neither is ever answered wrongly.
+    #[test]
+    fn shared_hashes_and_damaged_pages_are_left_to_queries() {
+        let mut index = PageIndex::default();
+        index.shared.insert(digest("e_1"));
+        assert_eq!(index.entity("e_1"), None);
+        assert_eq!(index.projected_claims("e_1"), None);
+        let page = Page {
+            entity: Some(entity("e_2")),
+            claims: vec![claim("c_1", None)],
+            links: vec![link("r_1")],
+        };
+        let whole = encode("e_2", &page);
+        index
+            .pages
+            .insert(digest("e_2"), whole[..whole.len() - 3].into());
+        assert_eq!(index.entity("e_2"), Some(Some(entity("e_2"))));
+        assert_eq!(index.links("e_2"), None);
+        // A different id under the same key (as if hashes collided) reads as no page.
+        index.pages.insert(digest("e_3"), whole);
+        assert_eq!(index.entity("e_3"), Some(None));
     }
 }
