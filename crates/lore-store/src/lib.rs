@@ -76,6 +76,9 @@ pub struct CachedPages {
     pub entities: usize,
     /// The memory they take, estimated from their rows' sizes (allocator overhead not counted).
     pub bytes: usize,
+    /// Ids whose pages it does not hold after all, because another id's page took their key: their
+    /// reads query. Expected to be none.
+    pub left_to_queries: usize,
 }
 
 /// A meeting linked to an entity: the entity attended it, or the meeting's evidence speaks about it.

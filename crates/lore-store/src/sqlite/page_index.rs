@@ -10,10 +10,11 @@
 //!
 //! It lives in the reader's memo (`read_cache.rs`) and is dropped with it whenever `PRAGMA
 //! data_version` moves, so each answer is exactly what the matching query answers in that snapshot:
-//! `find_entity`, `list_projected_claims` and `list_resource_links_by_entity`. It is built from one
-//! scan per table, by `Store::prewarm` (which `lore serve` and `lore mcp` run at start) and again once
-//! a snapshot version has answered [`BUILD_AFTER_READS`] projections by queries, so a one-shot process
-//! (`lore show`) never scans the whole owner to answer one entity.
+//! `find_entity`, `list_projected_claims` and `list_resource_links_by_entity`. It is built in one pass
+//! over three scans in entity order, by `Store::prewarm` (which `lore serve` and `lore mcp` run at
+//! start) and again once a snapshot version has answered [`BUILD_AFTER_READS`] projections by
+//! queries, so a one-shot process (`lore show`) never scans the whole owner to answer one entity.
+//! The build keeps nothing but the encoded pages (BENCHMARKS.md, ninth round, tells why that matters).
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, BuildHasherDefault};
@@ -23,7 +24,7 @@ use lore_core::Ts;
 use rusqlite::params;
 
 use super::rows::*;
-use super::{SqliteTx, ENTITY_COLUMNS, LINK_COLUMNS};
+use super::{backend, SqliteTx, ENTITY_COLUMNS, LINK_COLUMNS};
 use crate::fast_hash::{FastHasher, FastMap, FastSet};
 use crate::{CachedPages, ProjectedClaim, StoreResult};
 
@@ -32,11 +33,12 @@ use crate::{CachedPages, ProjectedClaim, StoreResult};
 /// owner's build costs more (about 0.2 s at scale 10), paid once per write by a long-lived process.
 pub(super) const BUILD_AFTER_READS: u32 = 1_000;
 
-/// The active claims, grouped and ordered in memory in the order `PROJECTED_CLAIMS` returns them (and
-/// links as `LINKS_BY_ENTITY`): text compares as bytes in both, as SQLite's default collation does.
+/// The three scans an index is built from, each in entity id order so that one pass merges them (text
+/// compares as bytes in SQLite's default collation, as in Rust). Within an entity, claims come in the
+/// order `PROJECTED_CLAIMS` returns them (status is one value here) and links as `LINKS_BY_ENTITY`.
 const ACTIVE_CLAIMS: &str = "SELECT subject, id, predicate, value_text, object_entity, \
-     context_entity, authority, valid_from, valid_to FROM claims \
-     WHERE owner = ?1 AND status = 'active'";
+     context_entity, authority, valid_from, valid_to FROM claims INDEXED BY claims_by_subject \
+     WHERE owner = ?1 AND status = 'active' ORDER BY subject, status, predicate, id";
 
 #[derive(Default)]
 pub(super) struct PageIndex {
@@ -109,6 +111,7 @@ impl PageIndex {
         CachedPages {
             entities: self.entities,
             bytes: self.bytes + self.pages.capacity() * (size_of::<(u64, Box<[u8]>)>() + 1),
+            left_to_queries: self.shared.len(),
         }
     }
 }
@@ -123,62 +126,93 @@ struct Page {
 }
 
 impl SqliteTx<'_> {
-    /// Reads an owner's pages from this snapshot: three scans, grouped by entity, each page encoded.
+    /// Reads an owner's pages from this snapshot: three scans in entity order, merged in one pass and
+    /// each page encoded as soon as it is complete. Only the encoded pages stay: rows decoded into
+    /// Rust values (some fifty allocations per entity) are freed at once, instead of all of them
+    /// after the build, which left the allocator handing out cold memory to the reads that followed.
     pub(super) fn scan_page_index(&self) -> StoreResult<PageIndex> {
         let owner = params![self.owner];
-        let mut pages: FastMap<String, Page> = FastMap::default();
-        let entities = format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE owner = ?1");
-        for entity in self.all(&entities, owner, entity_row)? {
-            let id = entity.id.clone();
-            pages.entry(id).or_default().entity = Some(entity);
-        }
-        let claims = self.all(ACTIVE_CLAIMS, owner, |row| {
-            Ok((row.get::<_, String>(0)?, projected_claim(row, 1)?))
-        })?;
-        for (subject, claim) in claims {
-            pages.entry(subject).or_default().claims.push(claim);
-        }
+        let entities =
+            format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE owner = ?1 ORDER BY id");
         let links = format!(
-            "SELECT {LINK_COLUMNS} FROM resource_links WHERE owner = ?1 AND entity IS NOT NULL"
+            "SELECT {LINK_COLUMNS} FROM resource_links WHERE owner = ?1 AND entity IS NOT NULL \
+             ORDER BY entity, first_seen_at, id"
         );
-        for link in self.all(&links, owner, link_row)? {
-            let entity = link.entity.clone().unwrap_or_default();
-            pages.entry(entity).or_default().links.push(link);
+        let mut entities = self.connection.prepare(&entities).map_err(backend)?;
+        let mut claims = self.connection.prepare(ACTIVE_CLAIMS).map_err(backend)?;
+        let mut links = self.connection.prepare(&links).map_err(backend)?;
+        let mut entities = entities.query(owner).map_err(backend)?;
+        let mut claims = claims.query(owner).map_err(backend)?;
+        let mut links = links.query(owner).map_err(backend)?;
+        fn next<T>(
+            rows: &mut rusqlite::Rows<'_>,
+            map: impl Fn(&rusqlite::Row) -> rusqlite::Result<T>,
+        ) -> StoreResult<Option<T>> {
+            match rows.next().map_err(backend)? {
+                Some(row) => map(row).map(Some).map_err(backend),
+                None => Ok(None),
+            }
         }
-        Ok(PageIndex::from_pages(pages))
+        let claim_row =
+            |row: &rusqlite::Row| Ok((row.get::<_, String>(0)?, projected_claim(row, 1)?));
+        let mut entity = next(&mut entities, entity_row)?;
+        let mut claim = next(&mut claims, claim_row)?;
+        let mut link = next(&mut links, link_row)?;
+        let mut index = PageIndex::default();
+        let mut buffer = Encoder(Vec::new());
+        loop {
+            let heads = [
+                entity.as_ref().map(|e| e.id.as_str()),
+                claim.as_ref().map(|(subject, _)| subject.as_str()),
+                link.as_ref()
+                    .map(|l| l.entity.as_deref().unwrap_or_default()),
+            ];
+            let Some(id) = heads.into_iter().flatten().min().map(str::to_string) else {
+                break;
+            };
+            let mut page = Page::default();
+            if entity.as_ref().is_some_and(|e| e.id == id) {
+                page.entity = entity.take();
+                entity = next(&mut entities, entity_row)?;
+            }
+            while let Some((_, row)) = claim.take_if(|(subject, _)| *subject == id) {
+                page.claims.push(row);
+                claim = next(&mut claims, claim_row)?;
+            }
+            while let Some(row) = link.take_if(|l| l.entity.as_deref() == Some(id.as_str())) {
+                page.links.push(row);
+                link = next(&mut links, link_row)?;
+            }
+            index.insert(&id, &page, &mut buffer);
+        }
+        Ok(index)
     }
 }
 
 impl PageIndex {
-    fn from_pages(pages: FastMap<String, Page>) -> PageIndex {
-        let mut index = PageIndex::default();
-        for (id, mut page) in pages {
-            page.claims
-                .sort_unstable_by(|a, b| (&a.predicate, &a.id).cmp(&(&b.predicate, &b.id)));
-            page.links
-                .sort_unstable_by(|a, b| (a.first_seen_at, &a.id).cmp(&(b.first_seen_at, &b.id)));
-            index.entities += usize::from(page.entity.is_some());
-            let key = digest(&id);
-            if index.shared.contains(&key) {
-                continue;
-            }
-            let buffer = encode(&id, &page);
-            index.bytes += buffer.len();
-            if let Some(other) = index.pages.insert(key, buffer) {
-                index.bytes -= other.len();
-                index.pages.remove(&key);
-                index.shared.insert(key);
-            }
+    /// Encodes `page` (in `buffer`, reused) and keeps it under its id's hash; two ids with one hash
+    /// are both left to queries.
+    fn insert(&mut self, id: &str, page: &Page, buffer: &mut Encoder) {
+        self.entities += usize::from(page.entity.is_some());
+        let key = digest(id);
+        if self.shared.contains(&key) {
+            return;
         }
-        index
+        buffer.0.clear();
+        encode(id, page, buffer);
+        self.bytes += buffer.0.len();
+        if let Some(other) = self.pages.insert(key, buffer.0.as_slice().into()) {
+            self.bytes -= other.len() + buffer.0.len();
+            self.pages.remove(&key);
+            self.shared.insert(key);
+        }
     }
 }
 
 /// A page as one buffer: the id, then the offsets (4 bytes each) of its three parts, then the entity
 /// row (a presence byte first), the claims and the links (each a count, then the rows). Lengths and
 /// counts are LEB128, times zigzag LEB128, enumerations their names.
-fn encode(id: &str, page: &Page) -> Box<[u8]> {
-    let mut out = Encoder(Vec::with_capacity(256));
+fn encode(id: &str, page: &Page, out: &mut Encoder) {
     out.str(id);
     let offsets = out.0.len();
     out.0.extend_from_slice(&[0; 12]);
@@ -186,7 +220,7 @@ fn encode(id: &str, page: &Page) -> Box<[u8]> {
         let here = u32::try_from(out.0.len()).unwrap_or(u32::MAX).to_le_bytes();
         out.0[offsets + 4 * at..offsets + 4 * at + 4].copy_from_slice(&here);
     };
-    part(&mut out, 0);
+    part(out, 0);
     match &page.entity {
         None => out.0.push(0),
         Some(entity) => {
@@ -194,17 +228,16 @@ fn encode(id: &str, page: &Page) -> Box<[u8]> {
             out.entity(entity);
         }
     }
-    part(&mut out, 1);
+    part(out, 1);
     out.len(page.claims.len());
     for claim in &page.claims {
         out.claim(claim);
     }
-    part(&mut out, 2);
+    part(out, 2);
     out.len(page.links.len());
     for link in &page.links {
         out.link(link);
     }
-    out.0.into_boxed_slice()
 }
 
 struct Encoder(Vec<u8>);
@@ -617,32 +650,38 @@ mod tests {
     /// the fallback to queries a buffer it cannot read would cause.
     #[test]
     fn pages_read_back_what_was_encoded() {
-        let mut pages: FastMap<String, Page> = FastMap::default();
-        pages.insert(
-            "e_1".into(),
-            Page {
-                entity: Some(entity("e_1")),
-                claims: vec![claim("c_1", None), claim("c_2", Some("émoji 🦀"))],
-                links: vec![link("r_1"), link("r_2")],
-            },
-        );
-        // An id that only claims name (no entity row), and one with a row alone.
-        pages.insert(
-            "e_2".into(),
-            Page {
-                entity: None,
-                claims: vec![claim("c_3", Some(""))],
-                links: vec![],
-            },
-        );
-        pages.insert(
-            "e_3".into(),
-            Page {
-                entity: Some(entity("e_3")),
-                ..Page::default()
-            },
-        );
-        let index = PageIndex::from_pages(pages);
+        // An entity with claims and links, an id that only claims name (no entity row), and an
+        // entity row alone.
+        let pages = [
+            (
+                "e_1",
+                Page {
+                    entity: Some(entity("e_1")),
+                    claims: vec![claim("c_1", None), claim("c_2", Some("émoji 🦀"))],
+                    links: vec![link("r_1"), link("r_2")],
+                },
+            ),
+            (
+                "e_2",
+                Page {
+                    entity: None,
+                    claims: vec![claim("c_3", Some(""))],
+                    links: vec![],
+                },
+            ),
+            (
+                "e_3",
+                Page {
+                    entity: Some(entity("e_3")),
+                    ..Page::default()
+                },
+            ),
+        ];
+        let mut index = PageIndex::default();
+        let mut buffer = Encoder(Vec::new());
+        for (id, page) in &pages {
+            index.insert(id, page, &mut buffer);
+        }
         assert_eq!(index.entity("e_1"), Some(Some(entity("e_1"))));
         assert_eq!(
             index.projected_claims("e_1"),
@@ -662,29 +701,37 @@ mod tests {
         assert_eq!(index.projected_claims("e_9"), Some(vec![]));
         assert_eq!(index.links("e_9"), Some(vec![]));
         assert_eq!(index.held().entities, 2);
+        assert_eq!(index.held().left_to_queries, 0);
     }
 
     /// An id whose hash another id shares is not answered (the store queries it), and a damaged
     /// buffer is not either: neither is ever answered wrongly.
     #[test]
     fn shared_hashes_and_damaged_pages_are_left_to_queries() {
-        let mut index = PageIndex::default();
-        index.shared.insert(digest("e_1"));
-        assert_eq!(index.entity("e_1"), None);
-        assert_eq!(index.projected_claims("e_1"), None);
         let page = Page {
             entity: Some(entity("e_2")),
             claims: vec![claim("c_1", None)],
             links: vec![link("r_1")],
         };
-        let whole = encode("e_2", &page);
+        let mut index = PageIndex::default();
+        let mut buffer = Encoder(Vec::new());
+        // A second page under a key already taken (what two ids with one hash would do).
+        index.insert("e_1", &page, &mut buffer);
+        index.insert("e_1", &page, &mut buffer);
+        assert_eq!(index.entity("e_1"), None);
+        assert_eq!(index.projected_claims("e_1"), None);
+        assert_eq!(index.held().bytes, index.pages.capacity() * 25);
+        assert_eq!(index.held().left_to_queries, 1);
+        let mut whole = Encoder(Vec::new());
+        encode("e_2", &page, &mut whole);
+        let whole = whole.0;
         index
             .pages
             .insert(digest("e_2"), whole[..whole.len() - 3].into());
         assert_eq!(index.entity("e_2"), Some(Some(entity("e_2"))));
         assert_eq!(index.links("e_2"), None);
         // A different id under the same key (as if hashes collided) reads as no page.
-        index.pages.insert(digest("e_3"), whole);
+        index.pages.insert(digest("e_3"), whole.into());
         assert_eq!(index.entity("e_3"), Some(None));
     }
 }
