@@ -156,8 +156,9 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing requests in flight");
 }
 
-/// Maps the per-entity reads' pages on a thread of its own (`Store::prewarm`), so that a long-lived
-/// server's first read of each entity costs what later ones do; requests are served meanwhile.
+/// Maps the per-entity reads' pages and builds the entity pages in memory on a thread of its own
+/// (`Store::prewarm`), so that a long-lived server's first read of each entity costs what later ones
+/// do; requests are served meanwhile (waiting for one owner's build at most).
 fn prewarm_in_background(engine: &Arc<Engine>) {
     let engine = Arc::clone(engine);
     let spawned = std::thread::Builder::new()
@@ -165,8 +166,8 @@ fn prewarm_in_background(engine: &Arc<Engine>) {
         .spawn(move || {
             let started = std::time::Instant::now();
             match engine.store().prewarm() {
-                Ok(walks) => tracing::info!(
-                    "prewarmed {walks} b-tree(s) of the per-entity reads in {} ms",
+                Ok(statements) => tracing::info!(
+                    "prewarmed the per-entity reads ({statements} statements) in {} ms",
                     started.elapsed().as_millis()
                 ),
                 Err(error) => tracing::warn!("prewarm stopped: {error}"),
