@@ -762,23 +762,32 @@ macro_rules! memo_limited {
 
 impl SqliteTx<'_> {
     /// The reader's entity pages for this snapshot, built here once this version has answered
-    /// [`page_index::BUILD_AFTER_READS`] projections by queries; `None` while writing.
-    fn page_index(&mut self) -> StoreResult<Option<std::sync::Arc<page_index::PageIndex>>> {
-        let Some(cache) = self.cache.as_mut() else {
-            return Ok(None);
-        };
+    /// [`page_index::BUILD_AFTER_READS`] projections by queries; `None` while writing, before that,
+    /// or when the build failed.
+    fn page_index(&mut self) -> Option<std::sync::Arc<page_index::PageIndex>> {
+        let cache = self.cache.as_mut()?;
         if let Some(pages) = &cache.pages {
-            return Ok(Some(pages.clone()));
+            return Some(pages.clone());
         }
-        cache.projection_reads += 1;
+        cache.projection_reads = cache.projection_reads.saturating_add(1);
         if cache.projection_reads < page_index::BUILD_AFTER_READS {
-            return Ok(None);
+            return None;
         }
-        let pages = std::sync::Arc::new(self.scan_page_index()?);
-        if let Some(cache) = self.cache.as_mut() {
-            cache.pages = Some(pages.clone());
+        // A build that fails leaves the read to its query (which reports what is wrong, if anything
+        // is) and is tried again a thousand reads later.
+        let built = self.scan_page_index();
+        let cache = self.cache.as_mut()?;
+        match built {
+            Ok(pages) => {
+                let pages = std::sync::Arc::new(pages);
+                cache.pages = Some(pages.clone());
+                Some(pages)
+            }
+            Err(_) => {
+                cache.projection_reads = 0;
+                None
+            }
         }
-        Ok(Some(pages))
     }
 
     /// Inserts a claim row; `conflict` is empty (a duplicate id fails) or [`CLAIM_UPSERT`].
@@ -2269,7 +2278,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {
         if let Some(claims) = self
-            .page_index()?
+            .page_index()
             .and_then(|pages| pages.projected_claims(entity))
         {
             return Ok(claims);
