@@ -561,29 +561,19 @@ impl Store for SqliteStore {
                 .map_err(backend)?;
         }
         // Then each owner's entity pages (`page_index.rs`), one owner per hold of the connection.
-        let owners: Vec<String> = {
-            let guard = reader.lock().map_err(poisoned)?;
-            let mut statement = guard
-                .0
-                .prepare("SELECT DISTINCT owner FROM entities")
-                .map_err(backend)?;
-            let rows = statement.query_map([], |row| row.get(0)).map_err(backend)?;
-            rows.collect::<Result<_, _>>().map_err(backend)?
-        };
+        let owners = self.owners()?;
         for owner in &owners {
             let mut guard = reader.lock().map_err(poisoned)?;
             let (connection, cache) = &mut *guard;
             let (snapshot, version) = ReadSnapshot::begin(connection)?;
-            let owner_cache = cache.for_snapshot(version, owner);
-            if owner_cache.pages.is_none() {
-                let tx = SqliteTx {
-                    connection: &*connection,
-                    owner,
-                    cache: None,
-                    entities: Default::default(),
-                };
-                let pages = std::sync::Arc::new(tx.scan_page_index()?);
-                cache.for_snapshot(version, owner).pages = Some(pages);
+            let mut tx = SqliteTx {
+                connection: &*connection,
+                owner,
+                cache: Some(cache.for_snapshot(version, owner)),
+                entities: Default::default(),
+            };
+            if tx.held_pages().is_none() {
+                tx.build_page_index()?;
             }
             snapshot.end()?;
         }
@@ -775,19 +765,27 @@ impl SqliteTx<'_> {
         }
         // A build that fails leaves the read to its query (which reports what is wrong, if anything
         // is) and is tried again a thousand reads later.
-        let built = self.scan_page_index();
-        let cache = self.cache.as_mut()?;
-        match built {
-            Ok(pages) => {
-                let pages = std::sync::Arc::new(pages);
-                cache.pages = Some(pages.clone());
-                Some(pages)
-            }
-            Err(_) => {
+        let built = self.build_page_index().ok();
+        if built.is_none() {
+            if let Some(cache) = self.cache.as_mut() {
                 cache.projection_reads = 0;
-                None
             }
         }
+        built
+    }
+
+    /// Builds the owner's entity pages from this snapshot and keeps them in the reader's memo.
+    fn build_page_index(&mut self) -> StoreResult<std::sync::Arc<page_index::PageIndex>> {
+        let pages = std::sync::Arc::new(self.scan_page_index()?);
+        if let Some(cache) = self.cache.as_mut() {
+            cache.pages = Some(pages.clone());
+        }
+        Ok(pages)
+    }
+
+    /// The entity pages the reader's memo holds for this snapshot, without building them.
+    fn held_pages(&self) -> Option<&page_index::PageIndex> {
+        self.cache.as_ref()?.pages.as_deref()
     }
 
     /// Inserts a claim row; `conflict` is empty (a duplicate id fails) or [`CLAIM_UPSERT`].
@@ -1134,12 +1132,7 @@ impl Tx for SqliteTx<'_> {
                 entity_row,
             )
         };
-        if let Some(known) = self
-            .cache
-            .as_ref()
-            .and_then(|c| c.pages.as_ref())
-            .and_then(|pages| pages.entity(id))
-        {
+        if let Some(known) = self.held_pages().and_then(|pages| pages.entity(id)) {
             return Ok(known);
         }
         if self.cache.is_none() {
@@ -1502,12 +1495,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
-        if let Some(links) = self
-            .cache
-            .as_ref()
-            .and_then(|c| c.pages.as_ref())
-            .and_then(|pages| pages.links(entity))
-        {
+        if let Some(links) = self.held_pages().and_then(|pages| pages.links(entity)) {
             return Ok(links);
         }
         self.all(

@@ -75,35 +75,34 @@ impl PageIndex {
         Some((page.str()? == id).then_some(page))
     }
 
-    /// The entity row, or `None` when the index cannot tell (read it by query then).
-    pub fn entity(&self, id: &str) -> Option<Option<Entity>> {
+    /// Part `n` of the id's page (0 entity, 1 claims, 2 links) read by `read`; `absent` for an id
+    /// with no page, `None` when the index cannot tell (read it by query then).
+    fn part<T>(
+        &self,
+        id: &str,
+        n: usize,
+        absent: T,
+        read: fn(&mut Decoder) -> Option<T>,
+    ) -> Option<T> {
         match self.page(id)? {
-            None => Some(None),
+            None => Some(absent),
             Some(mut page) => {
-                page.skip_to(0)?;
-                page.entity()
+                page.skip_to(n)?;
+                read(&mut page)
             }
         }
+    }
+
+    pub fn entity(&self, id: &str) -> Option<Option<Entity>> {
+        self.part(id, 0, None, |page| page.entity())
     }
 
     pub fn projected_claims(&self, subject: &str) -> Option<Vec<ProjectedClaim>> {
-        match self.page(subject)? {
-            None => Some(Vec::new()),
-            Some(mut page) => {
-                page.skip_to(1)?;
-                page.list(Decoder::claim)
-            }
-        }
+        self.part(subject, 1, Vec::new(), |page| page.list(Decoder::claim))
     }
 
     pub fn links(&self, entity: &str) -> Option<Vec<ResourceLink>> {
-        match self.page(entity)? {
-            None => Some(Vec::new()),
-            Some(mut page) => {
-                page.skip_to(2)?;
-                page.list(Decoder::link)
-            }
-        }
+        self.part(entity, 2, Vec::new(), |page| page.list(Decoder::link))
     }
 
     /// How many entity rows the index holds, and the bytes of its buffers and table.
