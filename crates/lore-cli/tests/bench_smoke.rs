@@ -20,6 +20,7 @@ const READ_OPS: &[&str] = &[
 const WRITE_OPS: &[&str] = &[
     "cascade_delete",
     "cascade_delete_rollback",
+    "graph_after_write",
     "graph_index_rebuild",
 ];
 
@@ -51,6 +52,10 @@ fn bench_quick_reports_every_operation() {
     assert!(report["db_bytes_per_1000_claims"].as_u64().unwrap_or(0) > 0);
     // The reads were measured after the prewarm a server runs at start, and the report says so.
     assert!(report["prewarm_ms"].as_f64().is_some(), "no prewarm_ms");
+    assert!(
+        report["graph_index_ms"].as_f64().is_some(),
+        "no graph_index_ms"
+    );
     // On SQLite the prewarm leaves the entity pages in memory (every entity of the run's owner).
     let entities = report["dataset"]["entities"].as_u64().unwrap_or(0);
     assert!(entities > 0);
@@ -112,6 +117,7 @@ fn bench_keep_then_reads_only_measures_the_reads_again() {
     for write in [
         "cascade_delete",
         "cascade_delete_rollback",
+        "graph_after_write",
         "graph_index_rebuild",
     ] {
         assert!(report["ops"][write].is_null(), "{write} was measured");

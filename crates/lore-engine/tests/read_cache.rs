@@ -197,6 +197,44 @@ fn graphs_through_the_memo_equal_graphs_from_a_fresh_store() {
     assert_eq!(all_graphs(&open(&path, &clock), OWNER), after_delete);
 }
 
+/// The index is kept per owner and owner version: another owner's write leaves it in place, while
+/// the owner's own write (by this engine or another connection) replaces it.
+#[test]
+fn another_owners_write_keeps_the_index() {
+    let clock = TestClock::new("2026-11-20T12:00:00Z");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let engine = open(&path, &clock);
+    ingest_examples(&engine, OWNER, 0..4);
+    assert!(!engine.store().cached_graph(OWNER));
+    let graphs = all_graphs(&engine, OWNER);
+    engine.store().finish_background_work();
+    assert!(engine.store().cached_graph(OWNER));
+
+    ingest_examples(&open(&path, &clock), OTHER, 4..6);
+    assert!(
+        engine.store().cached_graph(OWNER),
+        "another owner's write dropped the index"
+    );
+    assert_eq!(all_graphs(&engine, OWNER), graphs);
+    assert_eq!(uncached_graphs(&path, &clock, OWNER), graphs);
+
+    let meeting = engine.list_meetings(OWNER).unwrap()[0].id.clone();
+    open(&path, &clock)
+        .delete_source(OWNER, SourceRef::Meeting(&meeting))
+        .unwrap();
+    assert!(
+        !engine.store().cached_graph(OWNER),
+        "the owner's write kept the index"
+    );
+    let after = all_graphs(&engine, OWNER);
+    assert_ne!(after, graphs);
+    engine.store().finish_background_work();
+    assert!(engine.store().cached_graph(OWNER));
+    assert_eq!(all_graphs(&engine, OWNER), after);
+    assert_eq!(uncached_graphs(&path, &clock, OWNER), after);
+}
+
 #[test]
 fn the_memo_keeps_owners_apart() {
     let clock = TestClock::new("2026-11-20T12:00:00Z");
@@ -233,7 +271,13 @@ fn graphs_through_the_index_follow_random_writes() {
     let mut changed = 0;
     for step in 0..14 {
         random_write(&engine, &path, &clock, step, &mut below);
+        // Right after the write the index is gone: the reads answer from queries and the second
+        // asks the build thread for a new one; once it is built they answer from it.
+        let before_build = all_graphs(&engine, OWNER);
+        engine.store().finish_background_work();
+        assert!(engine.store().cached_graph(OWNER), "step {step}: no index");
         let warm = all_graphs(&engine, OWNER);
+        assert_eq!(warm, before_build, "step {step}");
         assert_eq!(warm, uncached_graphs(&path, &clock, OWNER), "step {step}");
         if warm != previous {
             changed += 1;
@@ -298,6 +342,8 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
     assert!(first
         .iter()
         .any(|(_, _, _, g)| g.as_ref().is_some_and(|g| g.node_count() > 3)));
+    engine.store().finish_background_work();
+    assert!(engine.store().cached_graph(OWNER), "no index was built");
     assert_eq!(all_graphs(&engine, OWNER), first);
     assert_eq!(fresh(&first), first);
 
@@ -306,14 +352,23 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
     open_pg()
         .delete_source(OWNER, SourceRef::Meeting(&meeting))
         .unwrap();
+    assert!(
+        !engine.store().cached_graph(OWNER),
+        "the index outlived the write"
+    );
     let after_delete = all_graphs(&engine, OWNER);
     assert_ne!(after_delete, first);
+    engine.store().finish_background_work();
+    assert!(engine.store().cached_graph(OWNER));
+    assert_eq!(all_graphs(&engine, OWNER), after_delete);
     assert_eq!(fresh(&after_delete), after_delete);
 
     // This server's own writes too.
     ingest_examples(&engine, OWNER, 6..10);
     let after_ingest = all_graphs(&engine, OWNER);
     assert_ne!(after_ingest, after_delete);
+    engine.store().finish_background_work();
+    assert_eq!(all_graphs(&engine, OWNER), after_ingest);
     assert_eq!(fresh(&after_ingest), after_ingest);
 
     // The other owner sees none of it through the warm memo.

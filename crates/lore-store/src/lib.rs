@@ -11,6 +11,7 @@ use lore_core::Ts;
 pub mod conformance;
 mod fast_hash;
 mod graph_adjacency;
+mod graph_builds;
 mod graph_index;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -133,8 +134,9 @@ pub trait Store: Send + Sync {
     /// each entity as fast as later ones; returns how many statements it ran. The SQLite reader maps
     /// the file, and each page it has not touched yet costs a page fault on first read: about 2 µs,
     /// and more pages per read the larger the database (BENCHMARKS.md). It then builds each owner's
-    /// entity pages in memory (`cached_pages`), which `show` reads until the next write. A backend
-    /// with a shared buffer pool of its own (PostgreSQL) has nothing to do here.
+    /// entity pages in memory (`cached_pages`), which `show` reads until the next write, and asks
+    /// its graph index thread for each owner's graph index (`cached_graph`) without waiting for it.
+    /// A backend with a shared buffer pool of its own (PostgreSQL) has nothing to do here.
     fn prewarm(&self) -> StoreResult<usize> {
         Ok(0)
     }
@@ -146,6 +148,17 @@ pub trait Store: Send + Sync {
         let _ = owner;
         None
     }
+
+    /// Whether the store holds `owner`'s in-memory graph index for its current version (the SQLite
+    /// store's, built on a thread of its own: `graph_builds.rs`). For the benchmark and tests.
+    fn cached_graph(&self, owner: &str) -> bool {
+        let _ = owner;
+        false
+    }
+
+    /// Waits until the work the store does in the background for reads (building graph indexes) is
+    /// done, so that a measurement or a test reads what a long-running server reads once it is.
+    fn finish_background_work(&self) {}
 
     // API tokens: the one administrative exception to owner-bound access. A request is known only by
     // its bearer token, so the lookup cannot be scoped by an owner; it returns the owner instead.

@@ -1,77 +1,72 @@
 //! The in-memory graph adjacency on PostgreSQL. Every owner write bumps `owner_versions` in its own
 //! transaction (`run_once`), so the version a read snapshot sees names the owner's state in that
-//! snapshot exactly, whichever server process wrote it. Reads keep one index per owner and version:
-//! built from one scan of the snapshot on the second graph read of a version (a single neighborhood
-//! never pays for a whole scan), dropped when a read sees a newer version. Writes always query.
+//! snapshot exactly, whichever server process wrote it. The indexes are kept per owner and version
+//! and built off the readers' path, as on SQLite (`graph_builds.rs`): the second graph read of a
+//! version asks the store's thread for one, and reads answer from queries until it is there.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::rows::*;
-use super::PgTx;
+use super::{backend, Connection, PgTx};
+use crate::graph_builds::GraphBuilds;
 use crate::graph_index::{GraphRows, GRAPH_SCAN_SQL};
 use crate::{GraphIndex, StoreResult};
-
-/// Owners whose index is kept at once; past it the memo starts over (bounds memory on a busy server).
-const MAX_OWNERS: usize = 32;
-
-#[derive(Default)]
-struct Entry {
-    version: i64,
-    index: Option<Arc<GraphIndex>>,
-    /// Graph reads answered by queries at this version.
-    reads: u32,
-}
-
-/// The per-owner indexes of one store, shared by its connections.
-#[derive(Default)]
-pub(super) struct GraphMemo(Mutex<HashMap<String, Entry>>);
 
 /// The statement every owner write runs before it commits.
 pub(super) const BUMP_VERSION: &str = "INSERT INTO owner_versions (owner, version) VALUES (?1, 1) \
      ON CONFLICT (owner) DO UPDATE SET version = owner_versions.version + 1";
 
+/// The store's graph index thread, on a connection of its own (opened when first needed, and again
+/// after it breaks), each build in a REPEATABLE READ snapshot.
+pub(super) fn start_graph_builds(url: String) -> StoreResult<GraphBuilds> {
+    let mut connection: Option<Connection> = None;
+    GraphBuilds::start(Box::new(move |owner| {
+        if connection.as_ref().is_none_or(|c| c.client.is_closed()) {
+            connection = Some(super::connect(&url)?);
+        }
+        let Some(Connection { client, statements }) = connection.as_mut() else {
+            unreachable!("connected above");
+        };
+        let mut transaction = client.transaction().map_err(backend)?;
+        transaction
+            .batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .map_err(backend)?;
+        let mut tx = PgTx {
+            transaction: &mut transaction,
+            statements,
+            owner: owner.to_string(),
+            retry: None,
+            graphs: None,
+        };
+        let built = tx
+            .owner_version()
+            .and_then(|version| Ok((version, tx.scan_graph_index()?)));
+        transaction.rollback().map_err(backend)?;
+        built
+    }))
+}
+
 impl PgTx<'_, '_> {
+    /// The owner's index when the build thread has it for the version this snapshot sees; otherwise
+    /// `None` (the graph queries), and the second such read asks for a build.
     pub(super) fn graph_index(&mut self) -> StoreResult<Option<Arc<GraphIndex>>> {
-        let Some(memo) = self.graphs else {
+        let Some(graphs) = self.graphs else {
             return Ok(None);
         };
+        let version = self.owner_version()?;
+        Ok(graphs.get(&self.owner, version))
+    }
+
+    /// The owner's version in this snapshot (0 before its first write).
+    pub(super) fn owner_version(&mut self) -> StoreResult<i64> {
         let owner = self.owner.clone();
-        let version = self
+        Ok(self
             .one(
                 "SELECT version FROM owner_versions WHERE owner = ?1",
                 &[&owner],
                 |row| Ok(row.get::<_, i64>(0)),
             )?
-            .unwrap_or(0);
-        {
-            let mut entries = memo.0.lock().map_err(|_| poisoned())?;
-            if !entries.contains_key(&owner) && entries.len() >= MAX_OWNERS {
-                entries.clear();
-            }
-            let entry = entries.entry(owner.clone()).or_default();
-            if entry.version != version {
-                *entry = Entry {
-                    version,
-                    ..Entry::default()
-                };
-            }
-            if let Some(index) = &entry.index {
-                return Ok(Some(index.clone()));
-            }
-            entry.reads += 1;
-            if entry.reads < 2 {
-                return Ok(None);
-            }
-        }
-        let index = Arc::new(self.scan_graph_index()?);
-        let mut entries = memo.0.lock().map_err(|_| poisoned())?;
-        if let Some(entry) = entries.get_mut(&owner) {
-            if entry.version == version {
-                entry.index = Some(index.clone());
-            }
-        }
-        Ok(Some(index))
+            .unwrap_or(0))
     }
 
     fn scan_graph_index(&mut self) -> StoreResult<GraphIndex> {
@@ -88,8 +83,4 @@ impl PgTx<'_, '_> {
             })?,
         }))
     }
-}
-
-fn poisoned() -> crate::StoreError {
-    crate::StoreError::Backend("graph memo poisoned".into())
 }

@@ -37,7 +37,8 @@ pub struct PostgresStore {
     url: String,
     idle: Mutex<Vec<Connection>>,
     blob_dir: PathBuf,
-    graphs: graph_scan::GraphMemo,
+    /// The owners' in-memory graph indexes and their build thread (`graph_builds.rs`).
+    graphs: crate::graph_builds::GraphBuilds,
 }
 
 fn backend(error: postgres::Error) -> StoreError {
@@ -76,7 +77,7 @@ impl PostgresStore {
             url: url.to_string(),
             idle: Mutex::new(Vec::new()),
             blob_dir: blob_dir.to_path_buf(),
-            graphs: graph_scan::GraphMemo::default(),
+            graphs: graph_scan::start_graph_builds(url.to_string())?,
         };
         let mut connection = store.connect()?;
         migrate(&mut connection.client)?;
@@ -85,16 +86,7 @@ impl PostgresStore {
     }
 
     fn connect(&self) -> StoreResult<Connection> {
-        let client = Client::connect(&self.url, NoTls).map_err(|error| {
-            let cause = std::error::Error::source(&error)
-                .map(|cause| format!(": {cause}"))
-                .unwrap_or_default();
-            StoreError::Backend(format!("cannot connect to PostgreSQL: {error}{cause}"))
-        })?;
-        Ok(Connection {
-            client,
-            statements: HashMap::new(),
-        })
+        connect(&self.url)
     }
 
     fn acquire(&self) -> StoreResult<Connection> {
@@ -137,6 +129,19 @@ impl PostgresStore {
     }
 }
 
+fn connect(url: &str) -> StoreResult<Connection> {
+    let client = Client::connect(url, NoTls).map_err(|error| {
+        let cause = std::error::Error::source(&error)
+            .map(|cause| format!(": {cause}"))
+            .unwrap_or_default();
+        StoreError::Backend(format!("cannot connect to PostgreSQL: {error}{cause}"))
+    })?;
+    Ok(Connection {
+        client,
+        statements: HashMap::new(),
+    })
+}
+
 const API_TOKEN_COLUMNS: &str =
     "SELECT token_hash, id, owner, scope, label, created_at, expires_at FROM api_tokens";
 
@@ -166,7 +171,7 @@ enum Attempt {
 fn run_once(
     connection: &mut Connection,
     owner: &str,
-    graphs: Option<&graph_scan::GraphMemo>,
+    graphs: Option<&crate::graph_builds::GraphBuilds>,
     work: &mut TxWork<'_>,
 ) -> Result<(), Attempt> {
     let read_only = graphs.is_some();
@@ -299,6 +304,22 @@ impl Store for PostgresStore {
         1
     }
 
+    fn cached_graph(&self, owner: &str) -> bool {
+        let version = self.admin(|client| {
+            client
+                .query_opt(
+                    "SELECT version FROM owner_versions WHERE owner = $1",
+                    &[&owner],
+                )
+                .map(|row| row.map_or(0, |row| row.get::<_, i64>(0)))
+        });
+        version.is_ok_and(|version| self.graphs.holds(owner, version))
+    }
+
+    fn finish_background_work(&self) {
+        self.graphs.wait_idle();
+    }
+
     fn backend_name(&self) -> &'static str {
         "postgres"
     }
@@ -392,7 +413,7 @@ struct PgTx<'t, 'c> {
     /// A serialization failure seen inside the work; the whole transaction is retried.
     retry: Option<postgres::Error>,
     /// The store's graph memo, in a read.
-    graphs: Option<&'t graph_scan::GraphMemo>,
+    graphs: Option<&'t crate::graph_builds::GraphBuilds>,
 }
 
 impl PgTx<'_, '_> {

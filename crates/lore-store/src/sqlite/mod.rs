@@ -20,7 +20,7 @@ use rows::*;
 pub use read_side::{hot_queries, PREWARM};
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
-const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
 
 pub struct SqliteStore {
     connection: Mutex<Connection>,
@@ -29,6 +29,8 @@ pub struct SqliteStore {
     reader: Option<Mutex<(Connection, read_cache::ReadCache)>>,
     /// Background WAL checkpoints (file databases only).
     checkpointer: Option<Checkpointer>,
+    /// The owners' in-memory graph indexes and their build thread (file databases only).
+    graphs: Option<crate::graph_builds::GraphBuilds>,
     blob_dir: PathBuf,
 }
 
@@ -119,6 +121,7 @@ impl SqliteStore {
             .pragma_update(None, "journal_size_limit", CHECKPOINT_BYTES as i64)
             .map_err(backend)?;
         store.checkpointer = Some(Checkpointer::start(path)?);
+        store.graphs = Some(start_graph_builds(path)?);
         Ok(store)
     }
 
@@ -151,6 +154,7 @@ impl SqliteStore {
             connection: Mutex::new(connection),
             reader: None,
             checkpointer: None,
+            graphs: None,
             blob_dir,
         })
     }
@@ -318,6 +322,7 @@ impl SqliteStore {
                 connection: &*connection,
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
+                graphs: self.graphs.as_ref(),
                 entities: Default::default(),
             };
             let outcome = work(&mut tx);
@@ -339,10 +344,20 @@ impl SqliteStore {
                 connection: &transaction,
                 owner,
                 cache: None,
+                graphs: None,
                 entities: Default::default(),
             };
+            let changes_before = transaction.total_changes();
             work(&mut tx)?;
             if commit {
+                // The owner's version names its state (`owner_versions`): a transaction that
+                // changed rows bumps it, one that changed nothing leaves every index in place.
+                if transaction.total_changes() != changes_before {
+                    transaction
+                        .prepare_cached(BUMP_OWNER_VERSION)
+                        .and_then(|mut statement| statement.execute([owner]))
+                        .map_err(backend)?;
+                }
                 flush_search(&transaction)?;
                 transaction.commit().map_err(backend)
             } else {
@@ -413,6 +428,37 @@ impl Drop for ReadSnapshot<'_> {
 /// A connection's mutex whose holder panicked: the connection may be mid-transaction, so it is not used.
 fn poisoned<E>(_: E) -> StoreError {
     StoreError::Backend("database connection poisoned".into())
+}
+
+/// The statement every write transaction that changed rows runs before it commits.
+const BUMP_OWNER_VERSION: &str = "INSERT INTO owner_versions (owner, version) VALUES (?1, 1) \
+     ON CONFLICT (owner) DO UPDATE SET version = version + 1";
+
+/// The graph index thread of a file database, reading from a read-only connection of its own.
+fn start_graph_builds(path: &Path) -> StoreResult<crate::graph_builds::GraphBuilds> {
+    let connection = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(backend)?;
+    connection
+        .busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(backend)?;
+    tune(&connection)?;
+    crate::graph_builds::GraphBuilds::start(Box::new(move |owner| {
+        let (snapshot, _) = ReadSnapshot::begin(&connection)?;
+        let tx = SqliteTx {
+            connection: &connection,
+            owner,
+            cache: None,
+            graphs: None,
+            entities: Default::default(),
+        };
+        let version = tx.owner_version()?;
+        let index = tx.scan_graph_index()?;
+        snapshot.end()?;
+        Ok((version, index))
+    }))
 }
 
 fn flush_search(connection: &Connection) -> StoreResult<()> {
@@ -570,14 +616,19 @@ impl Store for SqliteStore {
                 connection: &*connection,
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
+                graphs: self.graphs.as_ref(),
                 entities: Default::default(),
             };
             if tx.held_pages().is_none() {
                 tx.build_page_index()?;
             }
+            // The graph index is built on its own thread: the first graph reads find it there.
+            if let Some(graphs) = &self.graphs {
+                graphs.prefetch(owner, tx.owner_version()?);
+            }
             snapshot.end()?;
         }
-        Ok(PREWARM.len() + 1 + 3 * owners.len())
+        Ok(PREWARM.len() + 1 + 4 * owners.len())
     }
 
     fn cached_pages(&self, owner: &str) -> Option<crate::CachedPages> {
@@ -587,6 +638,35 @@ impl Store for SqliteStore {
         let held = cache.pages(version, owner).map(|pages| pages.held());
         snapshot.end().ok()?;
         held
+    }
+
+    fn cached_graph(&self, owner: &str) -> bool {
+        let (Some(graphs), Some(reader)) = (&self.graphs, &self.reader) else {
+            return false;
+        };
+        let Ok(guard) = reader.lock() else {
+            return false;
+        };
+        let Ok((snapshot, _)) = ReadSnapshot::begin(&guard.0) else {
+            return false;
+        };
+        let tx = SqliteTx {
+            connection: &guard.0,
+            owner,
+            cache: None,
+            graphs: None,
+            entities: Default::default(),
+        };
+        let held = tx
+            .owner_version()
+            .is_ok_and(|version| graphs.holds(owner, version));
+        held && snapshot.end().is_ok()
+    }
+
+    fn finish_background_work(&self) {
+        if let Some(graphs) = &self.graphs {
+            graphs.wait_idle();
+        }
     }
 
     fn insert_api_token(&self, token: &ApiToken) -> StoreResult<()> {
@@ -713,6 +793,8 @@ struct SqliteTx<'c> {
     owner: &'c str,
     /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
     cache: Option<&'c mut read_cache::OwnerCache>,
+    /// The store's graph indexes, for a read on the reader connection (`None` when writing).
+    graphs: Option<&'c crate::graph_builds::GraphBuilds>,
     /// Entity rows this transaction read or wrote, by id (`None`: not there). Only
     /// `upsert_entity` and `delete_entity` write entity rows (no trigger or foreign-key action
     /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
@@ -781,6 +863,17 @@ impl SqliteTx<'_> {
             cache.pages = Some(pages.clone());
         }
         Ok(pages)
+    }
+
+    /// The owner's version in this snapshot (`owner_versions`; 0 before its first write).
+    fn owner_version(&self) -> StoreResult<i64> {
+        Ok(self
+            .one(
+                "SELECT version FROM owner_versions WHERE owner = ?1",
+                params![self.owner],
+                |row| row.get(0),
+            )?
+            .unwrap_or(0))
     }
 
     /// The entity pages the reader's memo holds for this snapshot, without building them.
@@ -2244,24 +2337,18 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn find_graph_index(&mut self) -> StoreResult<Option<std::sync::Arc<crate::GraphIndex>>> {
-        // Only the reader keeps one, like the memo: a write's snapshot changes under it.
-        if self.cache.is_none() {
+        // Only reads on the reader connection use one: a write's snapshot changes under it.
+        let (Some(graphs), Some(cache)) = (self.graphs, self.cache.as_ref()) else {
             return Ok(None);
+        };
+        if let Some(index) = &cache.graph {
+            return Ok(Some(index.clone()));
         }
-        if let Some(index) = self.cache.as_ref().and_then(|c| c.graph.clone()) {
-            return Ok(Some(index));
-        }
+        let index = graphs.get(self.owner, self.owner_version()?);
         if let Some(cache) = self.cache.as_mut() {
-            cache.graph_reads += 1;
-            if cache.graph_reads < 2 {
-                return Ok(None);
-            }
+            cache.graph = index.clone();
         }
-        let index = std::sync::Arc::new(self.scan_graph_index()?);
-        if let Some(cache) = self.cache.as_mut() {
-            cache.graph = Some(index.clone());
-        }
-        Ok(Some(index))
+        Ok(index)
     }
 
     fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {

@@ -33,12 +33,9 @@ pub(super) struct OwnerCache {
     pub tasks_by_entity: HashMap<String, Vec<Task>>,
     pub links_by_entity: HashMap<String, (usize, Vec<MeetingLink>)>,
     pub links_by_meeting: HashMap<String, (usize, Vec<MeetingLink>)>,
-    /// The owner's whole graph adjacency, built from one scan on the first graph read of a snapshot
-    /// version (not counted in the size bound: one per owner, dropped with the version).
+    /// The owner's graph index, once the store's build thread has it for the owner's version in
+    /// this snapshot (`graph_builds.rs`; not counted in the size bound: one per owner).
     pub graph: Option<Arc<GraphIndex>>,
-    /// Graph reads answered by queries in this version: the index is built on the second, so a
-    /// one-shot process (`lore graph`) never pays for a whole scan to answer one neighborhood.
-    pub graph_reads: u32,
     /// The owner's entity pages (`page_index.rs`), built by the prewarm or after
     /// [`super::page_index::BUILD_AFTER_READS`] projections answered by queries in this version.
     pub pages: Option<Arc<PageIndex>>,
