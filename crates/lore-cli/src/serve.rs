@@ -156,9 +156,10 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing requests in flight");
 }
 
-/// Maps the per-entity reads' pages and builds the entity pages in memory on a thread of its own
-/// (`Store::prewarm`), so that a long-lived server's first read of each entity costs what later ones
-/// do; requests are served meanwhile (waiting for one owner's build at most).
+/// Maps the per-entity reads' pages on a thread of its own and asks the store's build threads for
+/// every owner's entity pages and graph index (`Store::prewarm`), so that a long-lived server's first
+/// read of each entity costs what later ones do; requests are served meanwhile (from queries until
+/// the builds are done).
 fn prewarm_in_background(engine: &Arc<Engine>) {
     let engine = Arc::clone(engine);
     let spawned = std::thread::Builder::new()
@@ -167,7 +168,8 @@ fn prewarm_in_background(engine: &Arc<Engine>) {
             let started = std::time::Instant::now();
             match engine.store().prewarm() {
                 Ok(statements) => tracing::info!(
-                    "prewarmed the per-entity reads ({statements} statements) in {} ms",
+                    "prewarmed the per-entity reads ({statements} statements) in {} ms; the \
+                     entity pages and graph indexes are being built",
                     started.elapsed().as_millis()
                 ),
                 Err(error) => tracing::warn!("prewarm stopped: {error}"),

@@ -197,8 +197,9 @@ fn graphs_through_the_memo_equal_graphs_from_a_fresh_store() {
     assert_eq!(all_graphs(&open(&path, &clock), OWNER), after_delete);
 }
 
-/// The index is kept per owner and owner version: another owner's write leaves it in place, while
-/// the owner's own write (by this engine or another connection) replaces it.
+/// The graph index and the entity pages are kept per owner and owner version: another owner's write
+/// leaves them in place, while the owner's own write (by this engine or another connection) replaces
+/// them.
 #[test]
 fn another_owners_write_keeps_the_index() {
     let clock = TestClock::new("2026-11-20T12:00:00Z");
@@ -208,16 +209,25 @@ fn another_owners_write_keeps_the_index() {
     ingest_examples(&engine, OWNER, 0..4);
     assert!(!engine.store().cached_graph(OWNER));
     let graphs = all_graphs(&engine, OWNER);
+    engine.store().prewarm().unwrap();
     engine.store().finish_background_work();
     assert!(engine.store().cached_graph(OWNER));
+    assert!(engine.store().cached_pages(OWNER).is_some());
+    let pages = all_page_reads(&engine, OWNER);
 
     ingest_examples(&open(&path, &clock), OTHER, 4..6);
     assert!(
         engine.store().cached_graph(OWNER),
         "another owner's write dropped the index"
     );
+    assert!(
+        engine.store().cached_pages(OWNER).is_some(),
+        "another owner's write dropped the pages"
+    );
     assert_eq!(all_graphs(&engine, OWNER), graphs);
     assert_eq!(uncached_graphs(&path, &clock, OWNER), graphs);
+    assert_eq!(all_page_reads(&engine, OWNER), pages);
+    assert_eq!(all_page_reads(&open(&path, &clock), OWNER), pages);
 
     let meeting = engine.list_meetings(OWNER).unwrap()[0].id.clone();
     open(&path, &clock)
@@ -227,6 +237,7 @@ fn another_owners_write_keeps_the_index() {
         !engine.store().cached_graph(OWNER),
         "the owner's write kept the index"
     );
+    assert_eq!(engine.store().cached_pages(OWNER), None);
     let after = all_graphs(&engine, OWNER);
     assert_ne!(after, graphs);
     engine.store().finish_background_work();
@@ -422,8 +433,8 @@ fn all_page_reads(engine: &Engine, owner: &str) -> Vec<PageReads> {
         .collect()
 }
 
-/// The page index (issue 8) under random writes: each write drops it; it is built again by the
-/// prewarm (even steps) or by enough projections read in one version (odd steps), and then every
+/// The page index (issue 8) under random writes: each write drops it; it is built again when the
+/// prewarm (even steps) or enough projections read in one version (odd steps) ask, and then every
 /// entity's page reads through it equal a fresh store's, which has no index and queries. A stale
 /// index (an invalidation that missed a write, here also another connection's) fails the comparison.
 #[test]
@@ -449,6 +460,8 @@ fn pages_through_the_index_follow_random_writes() {
                     .unwrap();
             }
         }
+        // Either way the store's thread builds them; reads meanwhile answer from queries.
+        engine.store().finish_background_work();
         let pages = engine.store().cached_pages(OWNER);
         // Every page is held: none left to queries (which would hide a build that split a page).
         assert!(

@@ -11,8 +11,8 @@ use lore_core::Ts;
 pub mod conformance;
 mod fast_hash;
 mod graph_adjacency;
-mod graph_builds;
 mod graph_index;
+mod owner_builds;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod sqlite;
@@ -25,6 +25,13 @@ pub use graph_adjacency::{
     AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, Runs, GRAPH_SCAN_LIMIT,
 };
 pub use graph_index::GraphIndex;
+
+/// The owners' graph indexes of a store, built on a thread of its own (`owner_builds.rs`).
+pub(crate) type GraphBuilds = owner_builds::OwnerBuilds<GraphIndex>;
+
+/// Graph reads of one owner version answered by queries before its graph index is asked for: the
+/// second, so a one-shot `lore graph` never pays for a whole scan to answer one neighborhood.
+pub(crate) const GRAPH_BUILD_AFTER_READS: u32 = 2;
 
 pub use sqlite::{hot_queries, SqliteStore, PREWARM};
 
@@ -150,7 +157,7 @@ pub trait Store: Send + Sync {
     }
 
     /// Whether the store holds `owner`'s in-memory graph index for its current version (the SQLite
-    /// store's, built on a thread of its own: `graph_builds.rs`). For the benchmark and tests.
+    /// store's, built on a thread of its own: `owner_builds.rs`). For the benchmark and tests.
     fn cached_graph(&self, owner: &str) -> bool {
         let _ = owner;
         false

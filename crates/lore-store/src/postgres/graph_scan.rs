@@ -1,15 +1,15 @@
 //! The in-memory graph adjacency on PostgreSQL. Every owner write bumps `owner_versions` in its own
 //! transaction (`run_once`), so the version a read snapshot sees names the owner's state in that
 //! snapshot exactly, whichever server process wrote it. The indexes are kept per owner and version
-//! and built off the readers' path, as on SQLite (`graph_builds.rs`): the second graph read of a
+//! and built off the readers' path, as on SQLite (`owner_builds.rs`): the second graph read of a
 //! version asks the store's thread for one, and reads answer from queries until it is there.
 
 use std::sync::Arc;
 
 use super::rows::*;
 use super::{backend, Connection, PgTx};
-use crate::graph_builds::GraphBuilds;
 use crate::graph_index::{GraphRows, GRAPH_SCAN_SQL};
+use crate::GraphBuilds;
 use crate::{GraphIndex, StoreResult};
 
 /// The statement every owner write runs before it commits.
@@ -20,30 +20,34 @@ pub(super) const BUMP_VERSION: &str = "INSERT INTO owner_versions (owner, versio
 /// after it breaks), each build in a REPEATABLE READ snapshot.
 pub(super) fn start_graph_builds(url: String) -> StoreResult<GraphBuilds> {
     let mut connection: Option<Connection> = None;
-    GraphBuilds::start(Box::new(move |owner| {
-        if connection.as_ref().is_none_or(|c| c.client.is_closed()) {
-            connection = Some(super::connect(&url)?);
-        }
-        let Some(Connection { client, statements }) = connection.as_mut() else {
-            unreachable!("connected above");
-        };
-        let mut transaction = client.transaction().map_err(backend)?;
-        transaction
-            .batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .map_err(backend)?;
-        let mut tx = PgTx {
-            transaction: &mut transaction,
-            statements,
-            owner: owner.to_string(),
-            retry: None,
-            graphs: None,
-        };
-        let built = tx
-            .owner_version()
-            .and_then(|version| Ok((version, tx.scan_graph_index()?)));
-        transaction.rollback().map_err(backend)?;
-        built
-    }))
+    GraphBuilds::start(
+        "lore-graph-index",
+        crate::GRAPH_BUILD_AFTER_READS,
+        Box::new(move |owner| {
+            if connection.as_ref().is_none_or(|c| c.client.is_closed()) {
+                connection = Some(super::connect(&url)?);
+            }
+            let Some(Connection { client, statements }) = connection.as_mut() else {
+                unreachable!("connected above");
+            };
+            let mut transaction = client.transaction().map_err(backend)?;
+            transaction
+                .batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .map_err(backend)?;
+            let mut tx = PgTx {
+                transaction: &mut transaction,
+                statements,
+                owner: owner.to_string(),
+                retry: None,
+                graphs: None,
+            };
+            let built = tx
+                .owner_version()
+                .and_then(|version| Ok((version, tx.scan_graph_index()?)));
+            transaction.rollback().map_err(backend)?;
+            built
+        }),
+    )
 }
 
 impl PgTx<'_, '_> {

@@ -37,8 +37,8 @@ pub struct PostgresStore {
     url: String,
     idle: Mutex<Vec<Connection>>,
     blob_dir: PathBuf,
-    /// The owners' in-memory graph indexes and their build thread (`graph_builds.rs`).
-    graphs: crate::graph_builds::GraphBuilds,
+    /// The owners' in-memory graph indexes and their build thread (`owner_builds.rs`).
+    graphs: crate::GraphBuilds,
 }
 
 fn backend(error: postgres::Error) -> StoreError {
@@ -171,7 +171,7 @@ enum Attempt {
 fn run_once(
     connection: &mut Connection,
     owner: &str,
-    graphs: Option<&crate::graph_builds::GraphBuilds>,
+    graphs: Option<&crate::GraphBuilds>,
     work: &mut TxWork<'_>,
 ) -> Result<(), Attempt> {
     let read_only = graphs.is_some();
@@ -313,7 +313,7 @@ impl Store for PostgresStore {
                 )
                 .map(|row| row.map_or(0, |row| row.get::<_, i64>(0)))
         });
-        version.is_ok_and(|version| self.graphs.holds(owner, version))
+        version.is_ok_and(|version| self.graphs.held(owner, version).is_some())
     }
 
     fn finish_background_work(&self) {
@@ -413,7 +413,7 @@ struct PgTx<'t, 'c> {
     /// A serialization failure seen inside the work; the whole transaction is retried.
     retry: Option<postgres::Error>,
     /// The store's graph memo, in a read.
-    graphs: Option<&'t crate::graph_builds::GraphBuilds>,
+    graphs: Option<&'t crate::GraphBuilds>,
 }
 
 impl PgTx<'_, '_> {

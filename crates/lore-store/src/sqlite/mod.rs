@@ -14,6 +14,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 use rusqlite::{params, Connection, OptionalExtension, Params, Row, TransactionBehavior};
 
+use crate::owner_builds::OwnerBuilds;
 use crate::{ApiToken, Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
@@ -30,7 +31,9 @@ pub struct SqliteStore {
     /// Background WAL checkpoints (file databases only).
     checkpointer: Option<Checkpointer>,
     /// The owners' in-memory graph indexes and their build thread (file databases only).
-    graphs: Option<crate::graph_builds::GraphBuilds>,
+    graphs: Option<crate::GraphBuilds>,
+    /// The owners' entity pages and their build thread (file databases only; `page_index.rs`).
+    pages: Option<OwnerBuilds<page_index::PageIndex>>,
     blob_dir: PathBuf,
 }
 
@@ -121,7 +124,18 @@ impl SqliteStore {
             .pragma_update(None, "journal_size_limit", CHECKPOINT_BYTES as i64)
             .map_err(backend)?;
         store.checkpointer = Some(Checkpointer::start(path)?);
-        store.graphs = Some(start_graph_builds(path)?);
+        store.graphs = Some(start_builds(
+            path,
+            "lore-graph-index",
+            crate::GRAPH_BUILD_AFTER_READS,
+            |tx| tx.scan_graph_index(),
+        )?);
+        store.pages = Some(start_builds(
+            path,
+            "lore-entity-pages",
+            page_index::BUILD_AFTER_READS,
+            |tx| tx.scan_page_index(),
+        )?);
         Ok(store)
     }
 
@@ -155,8 +169,26 @@ impl SqliteStore {
             reader: None,
             checkpointer: None,
             graphs: None,
+            pages: None,
             blob_dir,
         })
+    }
+
+    /// The owner's version in a fresh snapshot of the reader (file databases only).
+    fn current_owner_version(&self, owner: &str) -> Option<i64> {
+        let guard = self.reader.as_ref()?.lock().ok()?;
+        let (snapshot, _) = ReadSnapshot::begin(&guard.0).ok()?;
+        let tx = SqliteTx {
+            connection: &guard.0,
+            owner,
+            cache: None,
+            graphs: None,
+            pages: None,
+            entities: Default::default(),
+        };
+        let version = tx.owner_version().ok()?;
+        snapshot.end().ok()?;
+        Some(version)
     }
 
     /// The schema version this database is at.
@@ -323,6 +355,7 @@ impl SqliteStore {
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
                 graphs: self.graphs.as_ref(),
+                pages: self.pages.as_ref(),
                 entities: Default::default(),
             };
             let outcome = work(&mut tx);
@@ -345,6 +378,7 @@ impl SqliteStore {
                 owner,
                 cache: None,
                 graphs: None,
+                pages: None,
                 entities: Default::default(),
             };
             let changes_before = transaction.total_changes();
@@ -434,8 +468,14 @@ fn poisoned<E>(_: E) -> StoreError {
 const BUMP_OWNER_VERSION: &str = "INSERT INTO owner_versions (owner, version) VALUES (?1, 1) \
      ON CONFLICT (owner) DO UPDATE SET version = version + 1";
 
-/// The graph index thread of a file database, reading from a read-only connection of its own.
-fn start_graph_builds(path: &Path) -> StoreResult<crate::graph_builds::GraphBuilds> {
+/// A build thread of a file database (`owner_builds.rs`), reading each build's snapshot from a
+/// read-only connection of its own.
+fn start_builds<T: Send + Sync + 'static>(
+    path: &Path,
+    thread: &str,
+    ask_after: u32,
+    scan: fn(&SqliteTx) -> StoreResult<T>,
+) -> StoreResult<OwnerBuilds<T>> {
     let connection = Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -445,20 +485,25 @@ fn start_graph_builds(path: &Path) -> StoreResult<crate::graph_builds::GraphBuil
         .busy_timeout(std::time::Duration::from_secs(10))
         .map_err(backend)?;
     tune(&connection)?;
-    crate::graph_builds::GraphBuilds::start(Box::new(move |owner| {
-        let (snapshot, _) = ReadSnapshot::begin(&connection)?;
-        let tx = SqliteTx {
-            connection: &connection,
-            owner,
-            cache: None,
-            graphs: None,
-            entities: Default::default(),
-        };
-        let version = tx.owner_version()?;
-        let index = tx.scan_graph_index()?;
-        snapshot.end()?;
-        Ok((version, index))
-    }))
+    OwnerBuilds::start(
+        thread,
+        ask_after,
+        Box::new(move |owner| {
+            let (snapshot, _) = ReadSnapshot::begin(&connection)?;
+            let tx = SqliteTx {
+                connection: &connection,
+                owner,
+                cache: None,
+                graphs: None,
+                pages: None,
+                entities: Default::default(),
+            };
+            let version = tx.owner_version()?;
+            let built = scan(&tx)?;
+            snapshot.end()?;
+            Ok((version, built))
+        }),
+    )
 }
 
 fn flush_search(connection: &Connection) -> StoreResult<()> {
@@ -612,59 +657,39 @@ impl Store for SqliteStore {
             let mut guard = reader.lock().map_err(poisoned)?;
             let (connection, cache) = &mut *guard;
             let (snapshot, version) = ReadSnapshot::begin(connection)?;
-            let mut tx = SqliteTx {
+            let tx = SqliteTx {
                 connection: &*connection,
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
-                graphs: self.graphs.as_ref(),
+                graphs: None,
+                pages: None,
                 entities: Default::default(),
             };
-            if tx.held_pages().is_none() {
-                tx.build_page_index()?;
-            }
-            // The graph index is built on its own thread: the first graph reads find it there.
-            if let Some(graphs) = &self.graphs {
-                graphs.prefetch(owner, tx.owner_version()?);
-            }
+            let version = tx.owner_version()?;
             snapshot.end()?;
+            // Both are built on the store's threads, not here: the first reads find them there.
+            if let (Some(pages), Some(graphs)) = (&self.pages, &self.graphs) {
+                pages.prefetch(owner, version);
+                graphs.prefetch(owner, version);
+            }
         }
-        Ok(PREWARM.len() + 1 + 4 * owners.len())
+        Ok(PREWARM.len() + 1 + owners.len())
     }
 
     fn cached_pages(&self, owner: &str) -> Option<crate::CachedPages> {
-        let guard = self.reader.as_ref()?.lock().ok()?;
-        let (connection, cache) = &*guard;
-        let (snapshot, version) = ReadSnapshot::begin(connection).ok()?;
-        let held = cache.pages(version, owner).map(|pages| pages.held());
-        snapshot.end().ok()?;
-        held
+        let version = self.current_owner_version(owner)?;
+        Some(self.pages.as_ref()?.held(owner, version)?.held())
     }
 
     fn cached_graph(&self, owner: &str) -> bool {
-        let (Some(graphs), Some(reader)) = (&self.graphs, &self.reader) else {
-            return false;
-        };
-        let Ok(guard) = reader.lock() else {
-            return false;
-        };
-        let Ok((snapshot, _)) = ReadSnapshot::begin(&guard.0) else {
-            return false;
-        };
-        let tx = SqliteTx {
-            connection: &guard.0,
-            owner,
-            cache: None,
-            graphs: None,
-            entities: Default::default(),
-        };
-        let held = tx
-            .owner_version()
-            .is_ok_and(|version| graphs.holds(owner, version));
-        held && snapshot.end().is_ok()
+        self.current_owner_version(owner)
+            .and_then(|version| self.graphs.as_ref()?.held(owner, version))
+            .is_some()
     }
 
     fn finish_background_work(&self) {
-        if let Some(graphs) = &self.graphs {
+        if let (Some(pages), Some(graphs)) = (&self.pages, &self.graphs) {
+            pages.wait_idle();
             graphs.wait_idle();
         }
     }
@@ -793,8 +818,10 @@ struct SqliteTx<'c> {
     owner: &'c str,
     /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
     cache: Option<&'c mut read_cache::OwnerCache>,
-    /// The store's graph indexes, for a read on the reader connection (`None` when writing).
-    graphs: Option<&'c crate::graph_builds::GraphBuilds>,
+    /// The store's graph indexes and entity pages, for a read on the reader connection (`None`
+    /// when writing).
+    graphs: Option<&'c crate::GraphBuilds>,
+    pages: Option<&'c OwnerBuilds<page_index::PageIndex>>,
     /// Entity rows this transaction read or wrote, by id (`None`: not there). Only
     /// `upsert_entity` and `delete_entity` write entity rows (no trigger or foreign-key action
     /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
@@ -836,33 +863,38 @@ impl SqliteTx<'_> {
     /// The reader's entity pages for this snapshot, built here once this version has answered
     /// [`page_index::BUILD_AFTER_READS`] projections by queries; `None` while writing, before that,
     /// or when the build failed.
-    fn page_index(&mut self) -> Option<std::sync::Arc<page_index::PageIndex>> {
-        let cache = self.cache.as_mut()?;
-        if let Some(pages) = &cache.pages {
-            return Some(pages.clone());
-        }
-        cache.projection_reads = cache.projection_reads.saturating_add(1);
-        if cache.projection_reads < page_index::BUILD_AFTER_READS {
-            return None;
-        }
-        // A build that fails leaves the read to its query (which reports what is wrong, if anything
-        // is) and is tried again a thousand reads later.
-        let built = self.build_page_index().ok();
-        if built.is_none() {
-            if let Some(cache) = self.cache.as_mut() {
-                cache.projection_reads = 0;
-            }
-        }
-        built
+    fn page_index(&mut self) -> Option<&page_index::PageIndex> {
+        self.find_pages(true)
     }
 
-    /// Builds the owner's entity pages from this snapshot and keeps them in the reader's memo.
-    fn build_page_index(&mut self) -> StoreResult<std::sync::Arc<page_index::PageIndex>> {
-        let pages = std::sync::Arc::new(self.scan_page_index()?);
-        if let Some(cache) = self.cache.as_mut() {
-            cache.pages = Some(pages.clone());
+    /// The owner's entity pages for this snapshot when the store's build thread has them
+    /// (`owner_builds.rs`), kept in the reader's memo for the rest of its version; `None` while
+    /// writing or until they are built. A `projection` read that finds none counts towards asking
+    /// for them.
+    fn find_pages(&mut self, projection: bool) -> Option<&page_index::PageIndex> {
+        let builds = self.pages?;
+        if self.cache.as_ref()?.pages.is_none() {
+            let version = self.memo_owner_version().ok()?;
+            let found = if projection {
+                builds.get(self.owner, version)
+            } else {
+                builds.held(self.owner, version)
+            };
+            self.cache.as_mut()?.pages = found;
         }
-        Ok(pages)
+        self.cache.as_ref()?.pages.as_deref()
+    }
+
+    /// [`Self::owner_version`], read once per version of the reader's memo.
+    fn memo_owner_version(&mut self) -> StoreResult<i64> {
+        if let Some(version) = self.cache.as_ref().and_then(|cache| cache.owner_version) {
+            return Ok(version);
+        }
+        let version = self.owner_version()?;
+        if let Some(cache) = self.cache.as_mut() {
+            cache.owner_version = Some(version);
+        }
+        Ok(version)
     }
 
     /// The owner's version in this snapshot (`owner_versions`; 0 before its first write).
@@ -876,9 +908,9 @@ impl SqliteTx<'_> {
             .unwrap_or(0))
     }
 
-    /// The entity pages the reader's memo holds for this snapshot, without building them.
-    fn held_pages(&self) -> Option<&page_index::PageIndex> {
-        self.cache.as_ref()?.pages.as_deref()
+    /// The owner's entity pages for this snapshot if they are built, without counting a read.
+    fn held_pages(&mut self) -> Option<&page_index::PageIndex> {
+        self.find_pages(false)
     }
 
     /// Inserts a claim row; `conflict` is empty (a duplicate id fails) or [`CLAIM_UPSERT`].
@@ -2344,7 +2376,7 @@ impl Tx for SqliteTx<'_> {
         if let Some(index) = &cache.graph {
             return Ok(Some(index.clone()));
         }
-        let index = graphs.get(self.owner, self.owner_version()?);
+        let index = graphs.get(self.owner, self.memo_owner_version()?);
         if let Some(cache) = self.cache.as_mut() {
             cache.graph = index.clone();
         }

@@ -8,13 +8,16 @@
 //! encoded in a single allocation (held as Rust values, an entity's rows were some fifty allocations
 //! spread over the heap, and at scale 10 reading them grew 1.6× for the same reason).
 //!
-//! It lives in the reader's memo (`read_cache.rs`) and is dropped with it whenever `PRAGMA
-//! data_version` moves, so each answer is exactly what the matching query answers in that snapshot:
-//! `find_entity`, `list_projected_claims` and `list_resource_links_by_entity`. It is built in one pass
-//! over three scans in entity order, by `Store::prewarm` (which `lore serve` and `lore mcp` run at
-//! start) and again once a snapshot version has answered [`BUILD_AFTER_READS`] projections by
-//! queries, so a one-shot process (`lore show`) never scans the whole owner to answer one entity.
-//! The build keeps nothing but the encoded pages (BENCHMARKS.md, ninth round, tells why that matters).
+//! It is kept per owner and owner version (`owner_versions`) by the store's `lore-entity-pages`
+//! thread (`owner_builds.rs`), so each answer is exactly what the matching query answers in a
+//! snapshot that sees that version: `find_entity`, `list_projected_claims` and
+//! `list_resource_links_by_entity`; another owner's write leaves it in place. It is built in one pass
+//! over three scans in entity order, from a snapshot of the thread's own connection, when
+//! `Store::prewarm` asks (`lore serve` and `lore mcp` run it at start) and once a version has answered
+//! [`BUILD_AFTER_READS`] projections by queries, so a one-shot process (`lore show`) never scans the
+//! whole owner to answer one entity, and no read waits for a build. The reader's memo holds the pages
+//! it found for the rest of its data version. The build keeps nothing but the encoded pages
+//! (BENCHMARKS.md, ninth round, tells why that matters).
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, BuildHasherDefault};
@@ -28,9 +31,9 @@ use super::{backend, SqliteTx, ENTITY_COLUMNS, LINK_COLUMNS};
 use crate::fast_hash::{FastHasher, FastMap, FastSet};
 use crate::{CachedPages, ProjectedClaim, StoreResult};
 
-/// Projections a snapshot version answers by queries before the reader builds the index: a thousand
-/// such reads (about 10 µs each) cost about what a build costs at scale 1 of `lore bench`; a larger
-/// owner's build costs more (about 0.2 s at scale 10), paid once per write by a long-lived process.
+/// Projections an owner version answers by queries before the pages are asked for: a thousand such
+/// reads (about 10 µs each) cost about what a build costs at scale 1 of `lore bench`; a larger
+/// owner's build costs more (about 0.2 s at scale 10, 1.5 s at scale 100), on the build thread.
 pub(super) const BUILD_AFTER_READS: u32 = 1_000;
 
 /// The three scans an index is built from, each in entity id order so that one pass merges them (text

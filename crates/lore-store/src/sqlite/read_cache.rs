@@ -34,12 +34,13 @@ pub(super) struct OwnerCache {
     pub links_by_entity: HashMap<String, (usize, Vec<MeetingLink>)>,
     pub links_by_meeting: HashMap<String, (usize, Vec<MeetingLink>)>,
     /// The owner's graph index, once the store's build thread has it for the owner's version in
-    /// this snapshot (`graph_builds.rs`; not counted in the size bound: one per owner).
+    /// this snapshot (`owner_builds.rs`; not counted in the size bound: one per owner).
     pub graph: Option<Arc<GraphIndex>>,
-    /// The owner's entity pages (`page_index.rs`), built by the prewarm or after
-    /// [`super::page_index::BUILD_AFTER_READS`] projections answered by queries in this version.
+    /// The owner's entity pages (`page_index.rs`), once the store's build thread has them for the
+    /// owner's version in this snapshot.
     pub pages: Option<Arc<PageIndex>>,
-    pub projection_reads: u32,
+    /// The owner's version (`owner_versions`) in this snapshot, once read.
+    pub owner_version: Option<i64>,
 }
 
 impl ReadCache {
@@ -54,14 +55,6 @@ impl ReadCache {
             self.owners.insert(owner.to_string(), OwnerCache::default());
         }
         self.owners.get_mut(owner).expect("inserted above")
-    }
-
-    /// The owner's entity pages, if the memo holds them for a snapshot at `version`.
-    pub fn pages(&self, version: i64, owner: &str) -> Option<&PageIndex> {
-        if self.version != Some(version) {
-            return None;
-        }
-        self.owners.get(owner)?.pages.as_deref()
     }
 
     /// Recounts the entries after a read, for the size bound.

@@ -1,77 +1,90 @@
-//! The in-memory graph index, built off the readers' path.
+//! What a store keeps in memory per owner for reads (the graph index, SQLite's entity pages), built
+//! off the readers' path.
 //!
-//! A store keeps one [`GraphIndex`] per owner and owner version (`owner_versions`: every write
-//! transaction that changes an owner's rows bumps its count before it commits, so the count a read
-//! snapshot sees names that owner's state in the snapshot exactly, whichever connection or process
-//! wrote it). Building an index scans the owner's whole graph: 0.1 s at scale 1, tens of seconds at
-//! scale 100. So reads never build: the second graph read of a version that finds no index asks a
-//! thread of the store's own to build one, from a snapshot of its own, and answers from queries
-//! (the same answers) until the index is there. A one-shot process (`lore graph`) reads once and
-//! never asks. Writes always query.
+//! Each is kept per owner and owner version (`owner_versions`: every write transaction that changes
+//! an owner's rows bumps its count before it commits, so the count a read snapshot sees names that
+//! owner's state in the snapshot exactly, whichever connection or process wrote it, and one owner's
+//! write leaves every other owner's in place). Building one scans the owner's whole data: a tenth of
+//! a second at scale 1, seconds to tens of seconds at scale 100. So reads never build: once a version
+//! has answered enough reads by queries (two graph reads, a thousand projections), the next asks a
+//! thread of the store's own to build it from a snapshot of its own, and reads answer from queries
+//! (the same answers) until it is there. A one-shot process (`lore graph`, `lore show`) never asks.
+//! Writes always query.
 
 use std::collections::HashMap;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 
-use crate::{GraphIndex, StoreError, StoreResult};
+use crate::{StoreError, StoreResult};
 
-/// Graph reads of one version answered by queries before a build is asked for.
-pub const BUILD_AFTER_READS: u32 = 2;
-
-/// Owners whose index is kept at once; past it the others are dropped (bounds memory on a busy
-/// server; a build in progress keeps its owner).
+/// Owners kept at once; past it the others are dropped (bounds memory on a busy server; a build in
+/// progress keeps its owner).
 const MAX_OWNERS: usize = 32;
 
-/// Builds one owner's index from a snapshot of its own: the owner version it saw, and the index.
-pub type BuildFn = Box<dyn FnMut(&str) -> StoreResult<(i64, GraphIndex)> + Send>;
+/// Builds one owner's value from a snapshot of its own: the owner version it saw, and the value.
+pub type BuildFn<T> = Box<dyn FnMut(&str) -> StoreResult<(i64, T)> + Send>;
 
-#[derive(Default)]
-struct Slot {
+struct Slot<T> {
     /// The newest owner version a read or a build has seen.
     version: i64,
-    /// The index at `version`, once built.
-    index: Option<Arc<GraphIndex>>,
+    /// The value at `version`, once built.
+    index: Option<Arc<T>>,
     /// Graph reads answered by queries at `version`.
     reads: u32,
     /// A build for this owner is queued or running.
     building: bool,
 }
 
-#[derive(Default)]
-struct Shared {
-    slots: Mutex<HashMap<String, Slot>>,
-    /// Notified whenever a build ends.
-    ended: Condvar,
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot {
+            version: 0,
+            index: None,
+            reads: 0,
+            building: false,
+        }
+    }
 }
 
-/// One store's graph indexes and the thread that builds them.
-pub struct GraphBuilds {
-    shared: Arc<Shared>,
+struct Shared<T> {
+    slots: Mutex<HashMap<String, Slot<T>>>,
+    /// Notified whenever a build ends.
+    ended: Condvar,
+    /// Reads of one version answered by queries before a build is asked for.
+    ask_after: u32,
+}
+
+/// One store's values of one kind, per owner, and the thread that builds them.
+pub struct OwnerBuilds<T> {
+    shared: Arc<Shared<T>>,
     requests: mpsc::Sender<String>,
 }
 
-impl GraphBuilds {
-    /// Starts the build thread; it ends when the store (the only sender) is dropped.
-    pub fn start(mut build: BuildFn) -> StoreResult<GraphBuilds> {
-        let shared = Arc::new(Shared::default());
+impl<T: Send + Sync + 'static> OwnerBuilds<T> {
+    /// Starts the build thread (named `thread`); it ends when the store (the only sender) is
+    /// dropped. Reads ask for a build on the `ask_after`th read of a version without one.
+    pub fn start(thread: &str, ask_after: u32, mut build: BuildFn<T>) -> StoreResult<Self> {
+        let shared = Arc::new(Shared {
+            slots: Mutex::new(HashMap::new()),
+            ended: Condvar::new(),
+            ask_after,
+        });
         let (requests, queued) = mpsc::channel::<String>();
         let thread_shared = shared.clone();
         std::thread::Builder::new()
-            .name("lore-graph-index".into())
+            .name(thread.into())
             .spawn(move || {
                 while let Ok(owner) = queued.recv() {
                     build_until_current(&thread_shared, &owner, &mut build);
                 }
             })
-            .map_err(|error| {
-                StoreError::Backend(format!("cannot start the graph index thread: {error}"))
-            })?;
-        Ok(GraphBuilds { shared, requests })
+            .map_err(|error| StoreError::Backend(format!("cannot start {thread}: {error}")))?;
+        Ok(OwnerBuilds { shared, requests })
     }
 
-    /// The owner's index at `version` if it is built; otherwise counts the read and, on the
-    /// [`BUILD_AFTER_READS`]th of the version, asks for a build. `None`: answer from queries.
-    pub fn get(&self, owner: &str, version: i64) -> Option<Arc<GraphIndex>> {
-        self.lookup(owner, version, BUILD_AFTER_READS)
+    /// The owner's value at `version` if it is built; otherwise counts the read and, on the
+    /// `ask_after`th of the version, asks for a build. `None`: answer from queries.
+    pub fn get(&self, owner: &str, version: i64) -> Option<Arc<T>> {
+        self.lookup(owner, version, self.shared.ask_after)
     }
 
     /// Asks for the owner's index at `version` now, unless it is built or being built (a server's
@@ -80,7 +93,7 @@ impl GraphBuilds {
         self.lookup(owner, version, 1);
     }
 
-    fn lookup(&self, owner: &str, version: i64, ask_after: u32) -> Option<Arc<GraphIndex>> {
+    fn lookup(&self, owner: &str, version: i64, ask_after: u32) -> Option<Arc<T>> {
         let mut slots = self.shared.slots.lock().ok()?;
         if !slots.contains_key(owner) && slots.len() >= MAX_OWNERS {
             slots.retain(|_, slot| slot.building);
@@ -105,13 +118,11 @@ impl GraphBuilds {
         None
     }
 
-    /// Whether the owner's index at `version` is built (for reports and tests).
-    pub fn holds(&self, owner: &str, version: i64) -> bool {
-        self.shared.slots.lock().is_ok_and(|slots| {
-            slots
-                .get(owner)
-                .is_some_and(|slot| slot.version == version && slot.index.is_some())
-        })
+    /// The owner's value at `version` if it is built, without counting a read (reports, tests).
+    pub fn held(&self, owner: &str, version: i64) -> Option<Arc<T>> {
+        let slots = self.shared.slots.lock().ok()?;
+        let slot = slots.get(owner)?;
+        (slot.version == version).then(|| slot.index.clone())?
     }
 
     /// Waits until no build is queued or running (benchmarks and tests).
@@ -129,11 +140,11 @@ impl GraphBuilds {
 
 /// Builds the owner's index; builds again while reads have moved to a newer version and still want
 /// one. A failed build leaves the reads to queries and is asked for again by later reads.
-fn build_until_current(shared: &Shared, owner: &str, build: &mut BuildFn) {
+fn build_until_current<T>(shared: &Shared<T>, owner: &str, build: &mut BuildFn<T>) {
     loop {
         // A build that panics is a failed build: the thread and the reads go on.
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(owner)))
-            .unwrap_or_else(|_| Err(StoreError::Backend("the graph index build panicked".into())));
+            .unwrap_or_else(|_| Err(StoreError::Backend("a build panicked".into())));
         let Ok(mut slots) = shared.slots.lock() else {
             return;
         };
@@ -148,7 +159,7 @@ fn build_until_current(shared: &Shared, owner: &str, build: &mut BuildFn) {
                 false
             }
             // Reads already see a newer version: build again if they still ask for one.
-            Ok(_) => slot.index.is_none() && slot.reads >= BUILD_AFTER_READS,
+            Ok(_) => slot.index.is_none() && slot.reads >= shared.ask_after,
             Err(_) => {
                 slot.reads = 0;
                 false
@@ -169,16 +180,22 @@ mod tests {
 
     use super::*;
 
+    type Index = Vec<u8>;
+
     /// A build thread whose builds see `version` (or fail while it is negative) and are counted.
-    fn builds(version: Arc<AtomicI64>, count: Arc<AtomicUsize>) -> GraphBuilds {
-        GraphBuilds::start(Box::new(move |_owner| {
-            count.fetch_add(1, Ordering::SeqCst);
-            match version.load(Ordering::SeqCst) {
-                -1 => Err(StoreError::Backend("unreadable".into())),
-                -2 => panic!("a bug in the build"),
-                at => Ok((at, GraphIndex::default())),
-            }
-        }))
+    fn builds(version: Arc<AtomicI64>, count: Arc<AtomicUsize>) -> OwnerBuilds<Index> {
+        OwnerBuilds::start(
+            "test-builds",
+            2,
+            Box::new(move |_owner| {
+                count.fetch_add(1, Ordering::SeqCst);
+                match version.load(Ordering::SeqCst) {
+                    -1 => Err(StoreError::Backend("unreadable".into())),
+                    -2 => panic!("a bug in the build"),
+                    at => Ok((at, Index::default())),
+                }
+            }),
+        )
         .unwrap()
     }
 
@@ -192,16 +209,16 @@ mod tests {
         assert!(graphs.get("alice", 3).is_none());
         graphs.wait_idle();
         assert_eq!(count.load(Ordering::SeqCst), 1);
-        assert!(graphs.holds("alice", 3) && graphs.get("alice", 3).is_some());
+        assert!(graphs.held("alice", 3).is_some() && graphs.get("alice", 3).is_some());
         // Another owner has nothing, and an older snapshot of this one answers from queries.
-        assert!(!graphs.holds("bob", 3) && graphs.get("bob", 3).is_none());
-        assert!(graphs.get("alice", 2).is_none() && graphs.holds("alice", 3));
+        assert!(graphs.held("bob", 3).is_none() && graphs.get("bob", 3).is_none());
+        assert!(graphs.get("alice", 2).is_none() && graphs.held("alice", 3).is_some());
         // A write: the index at 3 no longer answers for 4.
         version.store(4, Ordering::SeqCst);
-        assert!(graphs.get("alice", 4).is_none() && !graphs.holds("alice", 4));
+        assert!(graphs.get("alice", 4).is_none() && graphs.held("alice", 4).is_none());
         assert!(graphs.get("alice", 4).is_none());
         graphs.wait_idle();
-        assert!(graphs.holds("alice", 4));
+        assert!(graphs.held("alice", 4).is_some());
     }
 
     #[test]
@@ -209,15 +226,19 @@ mod tests {
         // The build thread's first snapshot is older than the reads' (5, while they see 6).
         let seen = Arc::new(Mutex::new(vec![6, 5]));
         let builds_seen = seen.clone();
-        let graphs = GraphBuilds::start(Box::new(move |_owner| {
-            let version = builds_seen.lock().unwrap().pop().unwrap_or(6);
-            Ok((version, GraphIndex::default()))
-        }))
+        let graphs = OwnerBuilds::start(
+            "test-builds",
+            2,
+            Box::new(move |_owner| {
+                let version = builds_seen.lock().unwrap().pop().unwrap_or(6);
+                Ok((version, Index::default()))
+            }),
+        )
         .unwrap();
         graphs.get("alice", 6);
         graphs.get("alice", 6);
         graphs.wait_idle();
-        assert!(graphs.holds("alice", 6));
+        assert!(graphs.held("alice", 6).is_some());
         assert!(seen.lock().unwrap().is_empty(), "built once only");
     }
 
@@ -232,13 +253,13 @@ mod tests {
             graphs.get("alice", 1);
             graphs.get("alice", 1);
             graphs.wait_idle();
-            assert!(!graphs.holds("alice", 1));
+            assert!(graphs.held("alice", 1).is_none());
             assert_eq!(count.load(Ordering::SeqCst), 1);
             version.store(1, Ordering::SeqCst);
             graphs.get("alice", 1);
             graphs.get("alice", 1);
             graphs.wait_idle();
-            assert!(graphs.holds("alice", 1), "{broken}");
+            assert!(graphs.held("alice", 1).is_some(), "{broken}");
         }
     }
 
@@ -248,7 +269,7 @@ mod tests {
         let graphs = builds(version, count.clone());
         graphs.prefetch("alice", 1);
         graphs.wait_idle();
-        assert!(graphs.holds("alice", 1));
+        assert!(graphs.held("alice", 1).is_some());
         graphs.prefetch("alice", 1);
         graphs.wait_idle();
         assert_eq!(count.load(Ordering::SeqCst), 1);
