@@ -58,6 +58,8 @@ pub(crate) struct GraphRows {
     pub mentioned: Vec<(String, String, Option<String>)>,
 }
 
+/// An owner's graph: while it is built, the scanned rows grouped by the node they are read for; once
+/// built, only the compact adjacency and the claims (`from_rows` frees the rest).
 #[derive(Debug, Default)]
 pub struct GraphIndex {
     pub(crate) entities: FastMap<String, Entity>,
@@ -167,6 +169,16 @@ impl GraphIndex {
         index.links_by_entity = by_entity;
         index.links_by_meeting = by_meeting;
         index.build_adjacency();
+        // Reads expand over the adjacency alone (and the claims, for `--valid-at`): the grouped rows
+        // it was built from would only hold memory (most of the index's, at scale 100 gigabytes), and
+        // they are freed here, on the thread that builds, not by a read.
+        index.entities = FastMap::default();
+        index.meetings = FastMap::default();
+        index.claims_linking = FastMap::default();
+        index.tasks = Vec::new();
+        index.tasks_by_entity = FastMap::default();
+        index.links_by_entity = FastMap::default();
+        index.links_by_meeting = FastMap::default();
         index
     }
 
@@ -181,19 +193,19 @@ impl GraphIndex {
     }
 
     /// `Tx::find_meeting`.
-    pub fn meeting(&self, id: &str) -> Option<&Meeting> {
+    pub(crate) fn meeting(&self, id: &str) -> Option<&Meeting> {
         self.meetings.get(id)
     }
 
     /// `Tx::list_meeting_links_by_entity`.
-    pub fn meeting_links_by_entity(&self, entity: &str, limit: usize) -> &[MeetingLink] {
+    pub(crate) fn meeting_links_by_entity(&self, entity: &str, limit: usize) -> &[MeetingLink] {
         self.links_by_entity
             .get(entity)
             .map_or(&[], |links| &links[..links.len().min(limit)])
     }
 
     /// `Tx::list_meeting_links_by_meeting`.
-    pub fn meeting_links_by_meeting(&self, meeting: &str, limit: usize) -> &[MeetingLink] {
+    pub(crate) fn meeting_links_by_meeting(&self, meeting: &str, limit: usize) -> &[MeetingLink] {
         self.links_by_meeting
             .get(meeting)
             .map_or(&[], |links| &links[..links.len().min(limit)])
