@@ -269,12 +269,21 @@ impl Builder<'_> {
 impl GraphIndex {
     /// Builds the compact form from the index's lists (called once per index, after the scan).
     pub(crate) fn build_adjacency(&mut self) {
+        // Sized up front (growing rehashes every key): an edge per claim end and per meeting link.
+        let nodes = self.entities.len() + self.meetings.len();
+        let edges = 2 * self.claims.len()
+            + self.tasks.len()
+            + self.links_by_entity.values().map(Vec::len).sum::<usize>();
+        let mut adjacency = Adjacency::default();
+        adjacency.nodes.reserve(nodes);
+        adjacency.node_of.reserve(nodes);
+        adjacency.edges.reserve(edges);
         let mut builder = Builder {
             index: self,
-            adjacency: Adjacency::default(),
-            edge_of: FastMap::default(),
-            key_of: FastMap::default(),
-            keys: Vec::new(),
+            adjacency,
+            edge_of: FastMap::with_capacity_and_hasher(edges, Default::default()),
+            key_of: FastMap::with_capacity_and_hasher(edges, Default::default()),
+            keys: Vec::with_capacity(edges),
             predicate_of: FastMap::default(),
             predicates: Vec::new(),
             claim_ids: vec![None; self.claims.len()],

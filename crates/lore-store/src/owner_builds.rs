@@ -20,6 +20,17 @@ use crate::{StoreError, StoreResult};
 /// progress keeps its owner).
 const MAX_OWNERS: usize = 32;
 
+/// What a build made that readers do not need: freed on the build thread once the value is in use.
+pub type Leftovers = Option<Box<dyn Send>>;
+
+/// A value built for readers.
+pub trait Settle: Send + Sync + 'static {
+    /// Takes what the build needed and reads do not, to be freed after the value is in use.
+    fn leftovers(&mut self) -> Leftovers {
+        None
+    }
+}
+
 /// Builds one owner's value from a snapshot of its own: the owner version it saw, and the value.
 pub type BuildFn<T> = Box<dyn FnMut(&str) -> StoreResult<(i64, T)> + Send>;
 
@@ -56,10 +67,19 @@ struct Shared<T> {
 /// One store's values of one kind, per owner, and the thread that builds them.
 pub struct OwnerBuilds<T> {
     shared: Arc<Shared<T>>,
-    requests: mpsc::Sender<String>,
+    requests: mpsc::Sender<Request<T>>,
 }
 
-impl<T: Send + Sync + 'static> OwnerBuilds<T> {
+/// What the build thread is asked to do.
+enum Request<T> {
+    /// Build the owner's value.
+    Build(String),
+    /// Drop a value a newer version replaced. Freeing a large one takes long (millions of
+    /// allocations: seconds for a graph index at scale 100), so no read pays for it.
+    Drop(Arc<T>),
+}
+
+impl<T: Settle> OwnerBuilds<T> {
     /// Starts the build thread (named `thread`); it ends when the store (the only sender) is
     /// dropped. Reads ask for a build on the `ask_after`th read of a version without one.
     pub fn start(thread: &str, ask_after: u32, mut build: BuildFn<T>) -> StoreResult<Self> {
@@ -68,13 +88,18 @@ impl<T: Send + Sync + 'static> OwnerBuilds<T> {
             ended: Condvar::new(),
             ask_after,
         });
-        let (requests, queued) = mpsc::channel::<String>();
+        let (requests, queued) = mpsc::channel::<Request<T>>();
         let thread_shared = shared.clone();
         std::thread::Builder::new()
             .name(thread.into())
             .spawn(move || {
-                while let Ok(owner) = queued.recv() {
-                    build_until_current(&thread_shared, &owner, &mut build);
+                while let Ok(request) = queued.recv() {
+                    match request {
+                        Request::Build(owner) => {
+                            build_until_current(&thread_shared, &owner, &mut build);
+                        }
+                        Request::Drop(value) => drop(value),
+                    }
                 }
             })
             .map_err(|error| StoreError::Backend(format!("cannot start {thread}: {error}")))?;
@@ -96,6 +121,11 @@ impl<T: Send + Sync + 'static> OwnerBuilds<T> {
     fn lookup(&self, owner: &str, version: i64, ask_after: u32) -> Option<Arc<T>> {
         let mut slots = self.shared.slots.lock().ok()?;
         if !slots.contains_key(owner) && slots.len() >= MAX_OWNERS {
+            for slot in slots.values_mut().filter(|slot| !slot.building) {
+                if let Some(dropped) = slot.index.take() {
+                    let _ = self.requests.send(Request::Drop(dropped));
+                }
+            }
             slots.retain(|_, slot| slot.building);
         }
         let slot = slots.entry(owner.to_string()).or_default();
@@ -105,15 +135,21 @@ impl<T: Send + Sync + 'static> OwnerBuilds<T> {
         }
         if version > slot.version {
             slot.version = version;
-            slot.index = None;
             slot.reads = 0;
+            if let Some(replaced) = slot.index.take() {
+                // Should the thread be gone, the value is dropped here after all.
+                let _ = self.requests.send(Request::Drop(replaced));
+            }
         }
         if let Some(index) = &slot.index {
             return Some(index.clone());
         }
         slot.reads = slot.reads.saturating_add(1);
         if slot.reads >= ask_after && !slot.building {
-            slot.building = self.requests.send(owner.to_string()).is_ok();
+            slot.building = self
+                .requests
+                .send(Request::Build(owner.to_string()))
+                .is_ok();
         }
         None
     }
@@ -140,21 +176,23 @@ impl<T: Send + Sync + 'static> OwnerBuilds<T> {
 
 /// Builds the owner's index; builds again while reads have moved to a newer version and still want
 /// one. A failed build leaves the reads to queries and is asked for again by later reads.
-fn build_until_current<T>(shared: &Shared<T>, owner: &str, build: &mut BuildFn<T>) {
+fn build_until_current<T: Settle>(shared: &Shared<T>, owner: &str, build: &mut BuildFn<T>) {
     loop {
         // A build that panics is a failed build: the thread and the reads go on.
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(owner)))
             .unwrap_or_else(|_| Err(StoreError::Backend("a build panicked".into())));
+        let mut leftovers = None;
         let Ok(mut slots) = shared.slots.lock() else {
             return;
         };
         let slot = slots.entry(owner.to_string()).or_default();
         let again = match built {
-            Ok((version, index)) if version >= slot.version => {
+            Ok((version, mut index)) if version >= slot.version => {
                 if version > slot.version {
                     slot.version = version;
                     slot.reads = 0;
                 }
+                leftovers = index.leftovers();
                 slot.index = Some(Arc::new(index));
                 false
             }
@@ -169,6 +207,8 @@ fn build_until_current<T>(shared: &Shared<T>, owner: &str, build: &mut BuildFn<T
             slot.building = false;
             drop(slots);
             shared.ended.notify_all();
+            // On this thread, which made them (freed by another, they slowed its next build).
+            drop(leftovers);
             return;
         }
     }
@@ -181,6 +221,8 @@ mod tests {
     use super::*;
 
     type Index = Vec<u8>;
+
+    impl Settle for Index {}
 
     /// A build thread whose builds see `version` (or fail while it is negative) and are counted.
     fn builds(version: Arc<AtomicI64>, count: Arc<AtomicUsize>) -> OwnerBuilds<Index> {
@@ -261,6 +303,41 @@ mod tests {
             graphs.wait_idle();
             assert!(graphs.held("alice", 1).is_some(), "{broken}");
         }
+    }
+
+    /// A value that records the thread it is dropped on.
+    struct Recorded(Arc<Mutex<Vec<String>>>);
+
+    impl Settle for Recorded {}
+
+    impl Drop for Recorded {
+        fn drop(&mut self) {
+            let thread = std::thread::current().name().unwrap_or("").to_string();
+            self.0.lock().unwrap().push(thread);
+        }
+    }
+
+    #[test]
+    fn a_replaced_value_is_dropped_on_the_build_thread_not_by_the_read() {
+        let dropped = Arc::new(Mutex::new(Vec::new()));
+        let record = dropped.clone();
+        let version = Arc::new(AtomicI64::new(1));
+        let seen = version.clone();
+        let builds = OwnerBuilds::start(
+            "test-drops",
+            1,
+            Box::new(move |_owner| Ok((seen.load(Ordering::SeqCst), Recorded(record.clone())))),
+        )
+        .unwrap();
+        builds.get("alice", 1);
+        builds.wait_idle();
+        assert!(builds.held("alice", 1).is_some());
+        // A read at a newer version replaces it: the read only hands it over.
+        version.store(2, Ordering::SeqCst);
+        builds.get("alice", 2);
+        builds.wait_idle();
+        assert!(builds.held("alice", 2).is_some());
+        assert_eq!(*dropped.lock().unwrap(), vec!["test-drops".to_string()]);
     }
 
     #[test]

@@ -470,7 +470,7 @@ const BUMP_OWNER_VERSION: &str = "INSERT INTO owner_versions (owner, version) VA
 
 /// A build thread of a file database (`owner_builds.rs`), reading each build's snapshot from a
 /// read-only connection of its own.
-fn start_builds<T: Send + Sync + 'static>(
+fn start_builds<T: crate::owner_builds::Settle>(
     path: &Path,
     thread: &str,
     ask_after: u32,

@@ -62,6 +62,8 @@ fn digest(id: &str) -> u64 {
 /// the owner has no page for it (no row, no claims, no links), else the page.
 type Lookup<'a> = Option<Option<Decoder<'a>>>;
 
+impl crate::owner_builds::Settle for PageIndex {}
+
 impl PageIndex {
     fn page(&self, id: &str) -> Lookup<'_> {
         let key = digest(id);
