@@ -20,6 +20,15 @@ fn open(path: &std::path::Path, clock: &TestClock) -> Engine {
     Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()))
 }
 
+/// A clock, a temporary folder (kept while the test runs), a database file in it and an engine on it.
+fn fresh() -> (TestClock, tempfile::TempDir, std::path::PathBuf, Engine) {
+    let clock = TestClock::new("2026-11-20T12:00:00Z");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let engine = open(&path, &clock);
+    (clock, dir, path, engine)
+}
+
 /// Every entity's 1-hop and 2-hop graph (bounded and unbounded), in a stable order.
 fn all_graphs(engine: &Engine, owner: &str) -> Vec<(String, u8, usize, Option<GraphView>)> {
     let mut graphs = Vec::new();
@@ -166,10 +175,7 @@ fn random_write(
 
 #[test]
 fn graphs_through_the_memo_equal_graphs_from_a_fresh_store() {
-    let clock = TestClock::new("2026-11-20T12:00:00Z");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let engine = open(&path, &clock);
+    let (clock, _dir, path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..6);
 
     // Warm the memo, then read everything again through it.
@@ -202,10 +208,7 @@ fn graphs_through_the_memo_equal_graphs_from_a_fresh_store() {
 /// them.
 #[test]
 fn another_owners_write_keeps_the_index() {
-    let clock = TestClock::new("2026-11-20T12:00:00Z");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let engine = open(&path, &clock);
+    let (clock, _dir, path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..4);
     assert!(!engine.store().cached_graph(OWNER));
     let graphs = all_graphs(&engine, OWNER);
@@ -248,10 +251,7 @@ fn another_owners_write_keeps_the_index() {
 
 #[test]
 fn the_memo_keeps_owners_apart() {
-    let clock = TestClock::new("2026-11-20T12:00:00Z");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let engine = open(&path, &clock);
+    let (clock, _dir, path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..4);
     let graphs = all_graphs(&engine, OWNER);
     // The other owner owns nothing: the same ids, read through the warm memo, are not found.
@@ -272,10 +272,7 @@ fn the_memo_keeps_owners_apart() {
 /// that missed a write) answers with the old adjacency and fails the comparison.
 #[test]
 fn graphs_through_the_index_follow_random_writes() {
-    let clock = TestClock::new("2026-11-20T12:00:00Z");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let engine = open(&path, &clock);
+    let (clock, _dir, path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..10);
     let mut below = xorshift(0x9e37_79b9_7f4a_7c15);
     let mut previous = all_graphs(&engine, OWNER);
@@ -304,10 +301,7 @@ fn graphs_through_the_index_follow_random_writes() {
 /// the queries do, so both still agree, with the weights of future observations counted in full.
 #[test]
 fn graphs_read_before_their_observations_equal_a_fresh_stores() {
-    let clock = TestClock::new("2026-11-20T12:00:00Z");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let engine = open(&path, &clock);
+    let (clock, _dir, path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..10);
     let starts: Vec<Ts> = engine
         .list_meetings(OWNER)
@@ -439,10 +433,7 @@ fn all_page_reads(engine: &Engine, owner: &str) -> Vec<PageReads> {
 /// index (an invalidation that missed a write, here also another connection's) fails the comparison.
 #[test]
 fn pages_through_the_index_follow_random_writes() {
-    let clock = TestClock::new("2026-11-20T12:00:00Z");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let engine = open(&path, &clock);
+    let (clock, _dir, path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..10);
     assert_eq!(engine.store().cached_pages(OWNER), None);
     let mut below = xorshift(0x2545_f491_4f6c_dd1d);

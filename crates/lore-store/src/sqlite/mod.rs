@@ -104,15 +104,7 @@ impl SqliteStore {
         let mut blob_dir = path.as_os_str().to_owned();
         blob_dir.push(".blobs");
         let mut store = SqliteStore::setup(connection, PathBuf::from(blob_dir), true)?;
-        let reader = Connection::open_with_flags(
-            path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(backend)?;
-        reader
-            .busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(backend)?;
-        tune(&reader)?;
+        let reader = open_reader(path)?;
         store.reader = Some(Mutex::new((reader, read_cache::ReadCache::default())));
         store
             .lock()?
@@ -468,14 +460,8 @@ fn poisoned<E>(_: E) -> StoreError {
 const BUMP_OWNER_VERSION: &str = "INSERT INTO owner_versions (owner, version) VALUES (?1, 1) \
      ON CONFLICT (owner) DO UPDATE SET version = version + 1";
 
-/// A build thread of a file database (`owner_builds.rs`), reading each build's snapshot from a
-/// read-only connection of its own.
-fn start_builds<T: crate::owner_builds::Settle>(
-    path: &Path,
-    thread: &str,
-    ask_after: u32,
-    scan: fn(&SqliteTx) -> StoreResult<T>,
-) -> StoreResult<OwnerBuilds<T>> {
+/// A read-only connection to the file, tuned like the writer's.
+fn open_reader(path: &Path) -> StoreResult<Connection> {
     let connection = Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -485,6 +471,18 @@ fn start_builds<T: crate::owner_builds::Settle>(
         .busy_timeout(std::time::Duration::from_secs(10))
         .map_err(backend)?;
     tune(&connection)?;
+    Ok(connection)
+}
+
+/// A build thread of a file database (`owner_builds.rs`), reading each build's snapshot from a
+/// read-only connection of its own.
+fn start_builds<T: crate::owner_builds::Settle>(
+    path: &Path,
+    thread: &str,
+    ask_after: u32,
+    scan: fn(&SqliteTx) -> StoreResult<T>,
+) -> StoreResult<OwnerBuilds<T>> {
+    let connection = open_reader(path)?;
     OwnerBuilds::start(
         thread,
         ask_after,
