@@ -251,7 +251,7 @@ fn another_owners_write_keeps_the_index() {
 
 #[test]
 fn the_memo_keeps_owners_apart() {
-    let (clock, _dir, path, engine) = fresh();
+    let (_clock, _dir, _path, engine) = fresh();
     ingest_examples(&engine, OWNER, 0..4);
     let graphs = all_graphs(&engine, OWNER);
     // The other owner owns nothing: the same ids, read through the warm memo, are not found.
