@@ -33,6 +33,53 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
+/// A database of schema version 1 (before `owner_versions`) is migrated to version 2 when opened, and
+/// from then on every write transaction that changes rows bumps its owner's version, while one that
+/// changes nothing does not (the graph index and entity pages are kept per owner version).
+#[test]
+fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch("DROP TABLE owner_versions; PRAGMA user_version = 1;")
+        .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    let version = |owner: &str| -> Option<i64> {
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        raw.query_row(
+            "SELECT version FROM owner_versions WHERE owner = ?1",
+            [owner],
+            |row| row.get(0),
+        )
+        .ok()
+    };
+    assert_eq!(version("alice"), None);
+    let series = lore_core::model::MeetingSeries {
+        id: "s1".into(),
+        calendar_account: "a".into(),
+        calendar_id: "c".into(),
+        recurring_event_id: "r".into(),
+    };
+    store
+        .write("alice", &mut |tx| Ok(tx.upsert_series(&series)?))
+        .unwrap();
+    assert_eq!(version("alice"), Some(1));
+    // The same row again changes nothing (`ON CONFLICT DO NOTHING`): no bump.
+    store
+        .write("alice", &mut |tx| Ok(tx.upsert_series(&series)?))
+        .unwrap();
+    assert_eq!(version("alice"), Some(1));
+    store
+        .write("bob", &mut |tx| Ok(tx.upsert_series(&series)?))
+        .unwrap();
+    assert_eq!((version("alice"), version("bob")), (Some(1), Some(1)));
+    assert!(store.integrity_problems().unwrap().is_empty());
+}
+
 /// Large revision snapshots are stored compressed (a fraction of their JSON), small ones as JSON
 /// text; rows written as text by earlier builds still read, and a blob in an unknown format is an
 /// error rather than a panic or a wrong value.
