@@ -65,16 +65,16 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
         recurring_event_id: "r".into(),
     };
     store
-        .write("alice", &mut |tx| Ok(tx.upsert_series(&series)?))
+        .write("alice", &mut |tx| tx.upsert_series(&series))
         .unwrap();
     assert_eq!(version("alice"), Some(1));
     // The same row again changes nothing (`ON CONFLICT DO NOTHING`): no bump.
     store
-        .write("alice", &mut |tx| Ok(tx.upsert_series(&series)?))
+        .write("alice", &mut |tx| tx.upsert_series(&series))
         .unwrap();
     assert_eq!(version("alice"), Some(1));
     store
-        .write("bob", &mut |tx| Ok(tx.upsert_series(&series)?))
+        .write("bob", &mut |tx| tx.upsert_series(&series))
         .unwrap();
     assert_eq!((version("alice"), version("bob")), (Some(1), Some(1)));
     assert!(store.integrity_problems().unwrap().is_empty());
