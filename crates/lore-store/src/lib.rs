@@ -140,17 +140,18 @@ pub trait Store: Send + Sync {
     /// database, so that a long-lived process (`lore serve`, `lore mcp`) answers its first reads of
     /// each entity as fast as later ones; returns how many statements it ran. The SQLite reader maps
     /// the file, and each page it has not touched yet costs a page fault on first read: about 2 µs,
-    /// and more pages per read the larger the database (BENCHMARKS.md). It then builds each owner's
-    /// entity pages in memory (`cached_pages`), which `show` reads until the next write, and asks
-    /// its graph index thread for each owner's graph index (`cached_graph`) without waiting for it.
+    /// and more pages per read the larger the database (BENCHMARKS.md). It then asks the store's
+    /// threads for each owner's entity pages (`cached_pages`), which `show` reads until the owner's
+    /// next write, and graph index (`cached_graph`), without waiting for them.
     /// A backend with a shared buffer pool of its own (PostgreSQL) has nothing to do here.
     fn prewarm(&self) -> StoreResult<usize> {
         Ok(0)
     }
 
     /// The entity pages the store holds in memory for `owner` in its current read snapshot version,
-    /// for `show` and the other per-entity reads (the SQLite reader's page index, built by
-    /// `prewarm`); `None` when it holds none. For the benchmark's report and for tests.
+    /// for `show` and the other per-entity reads (SQLite's page index, built on a thread of the
+    /// store's own when `prewarm` or enough projections ask); `None` when it holds none. For the
+    /// benchmark's report and for tests.
     fn cached_pages(&self, owner: &str) -> Option<CachedPages> {
         let _ = owner;
         None
@@ -163,8 +164,8 @@ pub trait Store: Send + Sync {
         false
     }
 
-    /// Waits until the work the store does in the background for reads (building graph indexes) is
-    /// done, so that a measurement or a test reads what a long-running server reads once it is.
+    /// Waits until the work the store does in the background for reads (building entity pages and
+    /// graph indexes) is done, so that a measurement or a test reads what a long-running server reads once it is.
     fn finish_background_work(&self) {}
 
     // API tokens: the one administrative exception to owner-bound access. A request is known only by

@@ -112,8 +112,8 @@ impl<T: Settle> OwnerBuilds<T> {
         self.lookup(owner, version, self.shared.ask_after)
     }
 
-    /// Asks for the owner's index at `version` now, unless it is built or being built (a server's
-    /// start, so that its first graph reads find it).
+    /// Asks for the owner's value at `version` now, unless it is built or being built (a server's
+    /// start, so that its first reads find it).
     pub fn prefetch(&self, owner: &str, version: i64) {
         self.lookup(owner, version, 1);
     }
@@ -122,9 +122,7 @@ impl<T: Settle> OwnerBuilds<T> {
         let mut slots = self.shared.slots.lock().ok()?;
         if !slots.contains_key(owner) && slots.len() >= MAX_OWNERS {
             for slot in slots.values_mut().filter(|slot| !slot.building) {
-                if let Some(dropped) = slot.index.take() {
-                    let _ = self.requests.send(Request::Drop(dropped));
-                }
+                self.retire(slot.index.take());
             }
             slots.retain(|_, slot| slot.building);
         }
@@ -136,10 +134,7 @@ impl<T: Settle> OwnerBuilds<T> {
         if version > slot.version {
             slot.version = version;
             slot.reads = 0;
-            if let Some(replaced) = slot.index.take() {
-                // Should the thread be gone, the value is dropped here after all.
-                let _ = self.requests.send(Request::Drop(replaced));
-            }
+            self.retire(slot.index.take());
         }
         if let Some(index) = &slot.index {
             return Some(index.clone());
@@ -152,6 +147,14 @@ impl<T: Settle> OwnerBuilds<T> {
                 .is_ok();
         }
         None
+    }
+
+    /// Hands a value no read needs any more to the build thread to be dropped there (should the
+    /// thread be gone, it is dropped here after all).
+    fn retire(&self, value: Option<Arc<T>>) {
+        if let Some(value) = value {
+            let _ = self.requests.send(Request::Drop(value));
+        }
     }
 
     /// The owner's value at `version` if it is built, without counting a read (reports, tests).

@@ -166,21 +166,16 @@ impl SqliteStore {
         })
     }
 
-    /// The owner's version in a fresh snapshot of the reader (file databases only).
-    fn current_owner_version(&self, owner: &str) -> Option<i64> {
-        let guard = self.reader.as_ref()?.lock().ok()?;
-        let (snapshot, _) = ReadSnapshot::begin(&guard.0).ok()?;
-        let tx = SqliteTx {
-            connection: &guard.0,
-            owner,
-            cache: None,
-            graphs: None,
-            pages: None,
-            entities: Default::default(),
+    /// The owner's version in a fresh snapshot of the reader (`None`: an in-memory database).
+    fn current_owner_version(&self, owner: &str) -> StoreResult<Option<i64>> {
+        let Some(reader) = &self.reader else {
+            return Ok(None);
         };
-        let version = tx.owner_version().ok()?;
-        snapshot.end().ok()?;
-        Some(version)
+        let guard = reader.lock().map_err(poisoned)?;
+        let (snapshot, _) = ReadSnapshot::begin(&guard.0)?;
+        let version = SqliteTx::plain(&guard.0, owner).owner_version()?;
+        snapshot.end()?;
+        Ok(Some(version))
     }
 
     /// The schema version this database is at.
@@ -365,14 +360,7 @@ impl SqliteStore {
             let transaction = connection
                 .transaction_with_behavior(behavior)
                 .map_err(backend)?;
-            let mut tx = SqliteTx {
-                connection: &transaction,
-                owner,
-                cache: None,
-                graphs: None,
-                pages: None,
-                entities: Default::default(),
-            };
+            let mut tx = SqliteTx::plain(&transaction, owner);
             let changes_before = transaction.total_changes();
             work(&mut tx)?;
             if commit {
@@ -488,14 +476,7 @@ fn start_builds<T: crate::owner_builds::Settle>(
         ask_after,
         Box::new(move |owner| {
             let (snapshot, _) = ReadSnapshot::begin(&connection)?;
-            let tx = SqliteTx {
-                connection: &connection,
-                owner,
-                cache: None,
-                graphs: None,
-                pages: None,
-                entities: Default::default(),
-            };
+            let tx = SqliteTx::plain(&connection, owner);
             let version = tx.owner_version()?;
             let built = scan(&tx)?;
             snapshot.end()?;
@@ -649,24 +630,13 @@ impl Store for SqliteStore {
                 .query_row(sql, [], |row| row.get::<_, Option<i64>>(0))
                 .map_err(backend)?;
         }
-        // Then each owner's entity pages (`page_index.rs`), one owner per hold of the connection.
+        // Then each owner's entity pages (`page_index.rs`) and graph index, asked of the store's
+        // threads, not built here: the first reads find them there.
         let owners = self.owners()?;
         for owner in &owners {
-            let mut guard = reader.lock().map_err(poisoned)?;
-            let (connection, cache) = &mut *guard;
-            let (snapshot, version) = ReadSnapshot::begin(connection)?;
-            let tx = SqliteTx {
-                connection: &*connection,
-                owner,
-                cache: Some(cache.for_snapshot(version, owner)),
-                graphs: None,
-                pages: None,
-                entities: Default::default(),
-            };
-            let version = tx.owner_version()?;
-            snapshot.end()?;
-            // Both are built on the store's threads, not here: the first reads find them there.
-            if let (Some(pages), Some(graphs)) = (&self.pages, &self.graphs) {
+            let version = self.current_owner_version(owner)?;
+            if let (Some(version), Some(pages), Some(graphs)) = (version, &self.pages, &self.graphs)
+            {
                 pages.prefetch(owner, version);
                 graphs.prefetch(owner, version);
             }
@@ -675,12 +645,13 @@ impl Store for SqliteStore {
     }
 
     fn cached_pages(&self, owner: &str) -> Option<crate::CachedPages> {
-        let version = self.current_owner_version(owner)?;
+        let version = self.current_owner_version(owner).ok()??;
         Some(self.pages.as_ref()?.held(owner, version)?.held())
     }
 
     fn cached_graph(&self, owner: &str) -> bool {
-        self.current_owner_version(owner)
+        let version = self.current_owner_version(owner).ok().flatten();
+        version
             .and_then(|version| self.graphs.as_ref()?.held(owner, version))
             .is_some()
     }
@@ -857,10 +828,22 @@ macro_rules! memo_limited {
     }};
 }
 
-impl SqliteTx<'_> {
-    /// The reader's entity pages for this snapshot, built here once this version has answered
-    /// [`page_index::BUILD_AFTER_READS`] projections by queries; `None` while writing, before that,
-    /// or when the build failed.
+impl<'c> SqliteTx<'c> {
+    /// A transaction's view with no memo, indexes or pages: writes, and the build threads' scans.
+    fn plain(connection: &'c Connection, owner: &'c str) -> SqliteTx<'c> {
+        SqliteTx {
+            connection,
+            owner,
+            cache: None,
+            graphs: None,
+            pages: None,
+            entities: Default::default(),
+        }
+    }
+
+    /// The owner's entity pages for a projection read: `None` while writing or until the store's
+    /// thread has built them, which the [`page_index::BUILD_AFTER_READS`]th such read of a version
+    /// asks for.
     fn page_index(&mut self) -> Option<&page_index::PageIndex> {
         self.find_pages(true)
     }
