@@ -19,7 +19,13 @@ use crate::EngineResult;
 #[derive(Default)]
 pub struct Changes {
     pub slots: BTreeSet<SlotKey>,
+    /// Entities to rebuild from scratch: anything of theirs may have changed.
     pub entities: BTreeSet<String>,
+    /// Entities to rebuild whose claims, kind and manual data this mutation did not change, only
+    /// the names they were called by or what refers to them (a name recorded or removed, a link, a
+    /// participation, a claim pointing at them): see `touch_mention`. One also in `entities` is
+    /// rebuilt from scratch.
+    pub mentioned: BTreeSet<String>,
     /// First-seen state of every changed row, keyed `table:id` (`null` when the row is new).
     before: BTreeMap<String, Value>,
     /// Last state of every changed row (`null` when the row is gone).
@@ -55,11 +61,27 @@ impl Changes {
         self.record(key, before.map(to_value), after.map(to_value));
     }
 
+    /// A claim changed: its slot is re-evaluated and its subject rebuilt from scratch. The entities
+    /// it points at are only mentioned: an entity's stored state reads the claims it is the subject
+    /// of, never those naming it.
     pub fn touch_claim(&mut self, claim: &Claim) {
         self.slots.insert(claim.slot());
         self.entities.insert(claim.subject.clone());
-        self.entities.extend(claim.object_entity.iter().cloned());
-        self.entities.extend(claim.context_entity.iter().cloned());
+        self.mentioned.extend(claim.object_entity.iter().cloned());
+        self.mentioned.extend(claim.context_entity.iter().cloned());
+    }
+
+    /// An entity is rebuilt, and its claims, kind and manual data did not change by this
+    /// mutation: the rebuild may keep its projection (see `refresh_entity_with`). Callers that
+    /// change anything else of an entity put it in `entities`.
+    pub fn touch_mention(&mut self, entity: &str) {
+        self.mentioned.insert(entity.to_string());
+    }
+
+    /// No longer rebuilds this entity (it was moved away).
+    pub fn forget_entity(&mut self, entity: &str) {
+        self.entities.remove(entity);
+        self.mentioned.remove(entity);
     }
 
     /// Whether the mutation changed no row at all.
@@ -141,12 +163,17 @@ pub fn settle_slots(tx: &mut dyn Tx, changes: &mut Changes, now: Ts) -> EngineRe
 /// own names do not change by that, so it goes one step deep.
 pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<()> {
     let mut pending = std::mem::take(&mut changes.entities);
+    let mentioned = std::mem::take(&mut changes.mentioned);
+    // Entities only mentioned keep their projection unless their display name changes.
+    let mut projection_kept: BTreeSet<String> = mentioned.difference(&pending).cloned().collect();
+    pending.extend(mentioned);
     let mut names = Names::new();
     let mut renamed = BTreeSet::new();
     while !pending.is_empty() {
         let mut showing = BTreeSet::new();
         for entity in &pending {
-            if refresh_entity_with(tx, entity, changes, &mut names)?
+            let claims_unchanged = projection_kept.contains(entity);
+            if refresh_entity_with(tx, entity, changes, &mut names, claims_unchanged)?
                 && renamed.insert(entity.clone())
             {
                 for claim in tx.list_claims_linking(entity, i64::MAX as usize)? {
@@ -158,7 +185,9 @@ pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<
                 }
             }
         }
+        // A name these show changed: their projections are rebuilt from scratch.
         pending = showing;
+        projection_kept.clear();
     }
     Ok(())
 }
@@ -346,11 +375,17 @@ pub fn conflict_suggestion_id(claim: &str) -> String {
 
 /// Rebuilds an entity's derived fields and projection; deletes it when nothing refers to it any more.
 /// Returns whether its display name changed (a deleted entity has nothing pointing at it).
+///
+/// With `claims_unchanged` (the mutation changed none of its claims, its kind or manual data, and no
+/// name its projection shows), the projection is a function of what did not change, so only the
+/// names' and observations' fields are derived again, from the claims' time bounds instead of the
+/// claims, unless the display name changes, which the projection's brief shows.
 fn refresh_entity_with(
     tx: &mut dyn Tx,
     id: &str,
     changes: &mut Changes,
     names: &mut Names,
+    claims_unchanged: bool,
 ) -> EngineResult<bool> {
     let Some(entity) = tx.find_entity(id)? else {
         return Ok(false);
@@ -362,7 +397,14 @@ fn refresh_entity_with(
         || !entity.do_not_merge_with.is_empty();
     // The rebuild reads the entity's names and claims anyway; either one is a reference, so the
     // count of every kind of reference is only needed when both are gone.
-    let (rebuilt, named_or_subject) = rebuild_entity_with(tx, &entity, names)?;
+    let kept = match claims_unchanged {
+        true => rebuild_observations(tx, &entity)?,
+        false => None,
+    };
+    let (rebuilt, named_or_subject) = match kept {
+        Some(kept) => kept,
+        None => rebuild_entity_with(tx, &entity, names)?,
+    };
     // A merged entity stays as a redirect to its survivor (L18), whatever refers to it.
     if !has_manual_data
         && entity.status != EntityStatus::Merged
@@ -414,27 +456,11 @@ fn rebuild_entity_with(
     let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
-    if let Some((first_alias, _, _)) = &alias_bounds {
-        rebuilt.canonical_name = first_alias.clone();
-    }
-    let observed = alias_bounds
+    let claim_times = claims
         .iter()
-        .flat_map(|(_, first, last)| [*first, *last])
-        .chain(claims.iter().filter_map(|c| c.derived.first_observed_at))
-        .chain(claims.iter().filter_map(|c| c.derived.last_observed_at));
-    let (mut first, mut last) = (None::<Ts>, None::<Ts>);
-    for at in observed {
-        first = Some(first.map_or(at, |f| f.min(at)));
-        last = Some(last.map_or(at, |l| l.max(at)));
-    }
-    rebuilt.first_observed_at = first;
-    rebuilt.last_observed_at = last;
-    (rebuilt.weight_basis, rebuilt.weight_latest) = weight_basis(
-        observations
-            .into_iter()
-            .map(|at| (at, MENTION_WEIGHT))
-            .collect(),
-    );
+        .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
+        .flatten();
+    derive_observed(&mut rebuilt, &alias_bounds, observations, claim_times);
 
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for claim in &claims {
@@ -472,6 +498,53 @@ fn rebuild_entity_with(
     rebuilt.current_brief = brief;
     let named_or_subject = alias_bounds.is_some() || !claims.is_empty();
     Ok((rebuilt, named_or_subject))
+}
+
+/// The rebuild of an entity whose claims, kind and manual data did not change: its names and
+/// observations derived again, its projection kept. `None` when its display name changed (the
+/// projection shows it: the caller rebuilds from scratch).
+fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option<(Entity, bool)>> {
+    let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
+    let claims = tx.subject_claim_bounds(&entity.id)?;
+    let mut rebuilt = entity.clone();
+    let claim_times = claims.earliest.into_iter().chain(claims.latest);
+    derive_observed(&mut rebuilt, &alias_bounds, observations, claim_times);
+    if rebuilt.display_name() != entity.display_name() {
+        return Ok(None);
+    }
+    let named_or_subject = alias_bounds.is_some() || claims.count > 0;
+    Ok(Some((rebuilt, named_or_subject)))
+}
+
+/// An entity's fields derived from its names and observations: the canonical name (its earliest
+/// name), the first and last observation (of its names and its claims, `claim_times`) and the L19
+/// weight basis.
+fn derive_observed(
+    rebuilt: &mut Entity,
+    alias_bounds: &Option<(String, Ts, Ts)>,
+    observations: Vec<Ts>,
+    claim_times: impl Iterator<Item = Ts>,
+) {
+    if let Some((first_alias, _, _)) = alias_bounds {
+        rebuilt.canonical_name = first_alias.clone();
+    }
+    let observed = alias_bounds
+        .iter()
+        .flat_map(|(_, first, last)| [*first, *last])
+        .chain(claim_times);
+    let (mut first, mut last) = (None::<Ts>, None::<Ts>);
+    for at in observed {
+        first = Some(first.map_or(at, |f| f.min(at)));
+        last = Some(last.map_or(at, |l| l.max(at)));
+    }
+    rebuilt.first_observed_at = first;
+    rebuilt.last_observed_at = last;
+    (rebuilt.weight_basis, rebuilt.weight_latest) = weight_basis(
+        observations
+            .into_iter()
+            .map(|at| (at, MENTION_WEIGHT))
+            .collect(),
+    );
 }
 
 /// L13: removes evidence rows, then every non-manual claim left without evidence (retraction
@@ -518,14 +591,16 @@ pub fn remove_meeting(
 ) -> EngineResult<()> {
     let evidence = tx.list_evidence_by_meeting(&meeting.id)?;
     remove_evidence(tx, &evidence, changes)?;
-    changes
-        .entities
-        .extend(tx.delete_aliases_by_meeting(&meeting.id)?);
+    for entity in tx.delete_aliases_by_meeting(&meeting.id)? {
+        changes.touch_mention(&entity);
+    }
     crate::links::remove_meeting_attachments(tx, &meeting.id, changes)?;
     crate::resolve::forget_meeting_identifiers(tx, &meeting.id, changes)?;
     for link in tx.list_resource_links_by_meeting(&meeting.id)? {
         tx.delete_resource_link(&link.id)?;
-        changes.entities.extend(link.entity.clone());
+        if let Some(entity) = &link.entity {
+            changes.touch_mention(entity);
+        }
         changes.record(
             format!("resource_link:{}", link.id),
             Some(to_value(&link)),
@@ -534,13 +609,15 @@ pub fn remove_meeting(
     }
     for task in tx.list_tasks_by_meeting(&meeting.id)? {
         tx.delete_task(&task.id)?;
-        changes
-            .entities
-            .extend(task.assignee.iter().chain(task.project.iter()).cloned());
+        for entity in task.assignee.iter().chain(task.project.iter()) {
+            changes.touch_mention(entity);
+        }
         changes.record(format!("task:{}", task.id), Some(to_value(&task)), None);
     }
     for participant in tx.list_participants(&meeting.id)? {
-        changes.entities.extend(participant.person_entity.clone());
+        if let Some(person) = &participant.person_entity {
+            changes.touch_mention(person);
+        }
     }
     for attachment in tx.list_attachments(&meeting.id)? {
         changes.released_blobs.insert(attachment.sha256.clone());

@@ -209,7 +209,7 @@ impl Engine {
             // once instead of once per meeting. Nothing a later bundle does reads an entity's
             // derived fields (names, times, weight, projection), and the rebuild is a function of
             // the stored rows alone (L14), so the state is the one-by-one state.
-            let mut pending = BTreeSet::new();
+            let mut pending = PendingEntities::default();
             for (position, (_, one)) in prepared.iter().enumerate() {
                 let entities = if position + 1 == prepared.len() {
                     EntityRebuild::WithPending(&mut pending)
@@ -342,9 +342,23 @@ enum EntityRebuild<'a> {
     /// In the bundle's own settle, recorded in its revision.
     Now,
     /// Later in the same transaction: they join the batch's pending entities.
-    Defer(&'a mut BTreeSet<String>),
+    Defer(&'a mut PendingEntities),
     /// Now, with the batch's pending entities (emptied), all recorded in this bundle's revision.
-    WithPending(&'a mut BTreeSet<String>),
+    WithPending(&'a mut PendingEntities),
+}
+
+/// The entities earlier bundles of a batch left to rebuild: `Changes::entities` and
+/// `Changes::mentioned`.
+#[derive(Default)]
+struct PendingEntities {
+    entities: BTreeSet<String>,
+    mentioned: BTreeSet<String>,
+}
+
+impl PendingEntities {
+    fn is_empty(&self) -> bool {
+        self.entities.is_empty() && self.mentioned.is_empty()
+    }
 }
 
 /// A bundle ready to apply: its candidates extracted and its attachments stored as blobs (both
@@ -481,7 +495,7 @@ fn ingest_in_tx(
                 &participant.display_name,
                 &scope,
             )?;
-            changes.entities.insert(person.clone());
+            changes.touch_mention(&person);
             Some(person)
         } else {
             Some(crate::resolve::resolve_participant(
@@ -519,7 +533,7 @@ fn ingest_in_tx(
             continue;
         };
         crate::resolve::record_participant_alias(tx, &person, &mapping.display_name, &scope)?;
-        changes.entities.insert(person.clone());
+        changes.touch_mention(&person);
         tx.insert_participant(&Participant {
             meeting: meeting_id.clone(),
             idx: next_idx,
@@ -670,9 +684,13 @@ fn ingest_in_tx(
     settle_slots(tx, &mut changes, now)?;
     match entities {
         EntityRebuild::Now => rebuild_entities(tx, &mut changes)?,
-        EntityRebuild::Defer(pending) => pending.append(&mut changes.entities),
+        EntityRebuild::Defer(pending) => {
+            pending.entities.append(&mut changes.entities);
+            pending.mentioned.append(&mut changes.mentioned);
+        }
         EntityRebuild::WithPending(pending) => {
-            changes.entities.append(pending);
+            changes.entities.append(&mut pending.entities);
+            changes.mentioned.append(&mut pending.mentioned);
             rebuild_entities(tx, &mut changes)?;
         }
     }

@@ -313,7 +313,7 @@ fn rekey(tx: &mut dyn Tx, from: &Entity, to: &str, changes: &mut Changes) -> Eng
         tx.delete_entity(&from.id)?;
         changes.record_row(format!("entity:{}", from.id), Some(&gone), None);
     }
-    changes.entities.remove(&from.id);
+    changes.forget_entity(&from.id);
     tidy_emails(tx, to, changes)?;
     // Same-name merge suggestions name the new id, as a fresh ingestion would have raised them.
     let mut names: Vec<(String, lore_core::Ts)> = tx

@@ -238,7 +238,7 @@ pub fn resolve_participant(
     };
     let person = match (&known, &participant.email, &participant.platform_stable_id) {
         (Some(id), _, _) => {
-            changes.entities.insert(id.clone());
+            changes.touch_mention(id);
             record_alias(tx, id, &participant.display_name, scope)?;
             id.clone()
         }
@@ -478,9 +478,15 @@ fn find_or_create(
 ) -> EngineResult<String> {
     let (scheme, value) = (scheme.to_string(), value.to_string());
     let id = match tx.find_entity_by_identifier(&scheme, &value)? {
-        Some(existing) => split_redirect(tx, existing, scope)?,
+        Some(existing) => {
+            let id = split_redirect(tx, existing, scope)?;
+            changes.touch_mention(&id);
+            id
+        }
         None if reference_id_exists(tx, reference.kind, &scheme, &value)?.is_some() => {
-            reference_id_exists(tx, reference.kind, &scheme, &value)?.unwrap_or_default()
+            let id = reference_id_exists(tx, reference.kind, &scheme, &value)?.unwrap_or_default();
+            changes.entities.insert(id.clone());
+            id
         }
         None => {
             let id = short_id("e_", &[reference.kind.as_str(), &scheme, &value]);
@@ -522,10 +528,11 @@ fn find_or_create(
                 None,
                 serde_json::to_value(&entity).ok(),
             );
+            // A new entity has no projection yet.
+            changes.entities.insert(id.clone());
             id
         }
     };
-    changes.entities.insert(id.clone());
     if let Some(scope) = scope {
         record_alias(tx, &id, &reference.name, scope)?;
     }

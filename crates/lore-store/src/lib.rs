@@ -48,6 +48,15 @@ pub struct MeetingCounts {
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
 
+/// What `Tx::subject_claim_bounds` answers: how many claims an entity is the subject of, and the
+/// earliest and latest of their first and last observation times.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubjectClaimBounds {
+    pub count: usize,
+    pub earliest: Option<Ts>,
+    pub latest: Option<Ts>,
+}
+
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
 #[derive(Clone, Debug, PartialEq)]
@@ -563,6 +572,23 @@ pub trait Tx {
             self.find_alias_bounds(entity)?,
             self.list_observation_times(entity)?,
         ))
+    }
+    /// How many claims have this entity as subject, with the earliest and the latest of their
+    /// first and last observation times: what an entity rebuild reads of its claims when none of
+    /// them changed. A backend may answer without reading the claims' rows out.
+    fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<SubjectClaimBounds> {
+        let claims = self.list_claims_by_subject(entity)?;
+        let times = || {
+            claims
+                .iter()
+                .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
+                .flatten()
+        };
+        Ok(SubjectClaimBounds {
+            count: claims.len(),
+            earliest: times().min(),
+            latest: times().max(),
+        })
     }
     /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each
     /// claim's rows in `list_status_changes` order. A backend may read them in one statement.

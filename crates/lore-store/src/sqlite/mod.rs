@@ -2419,6 +2419,28 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<crate::SubjectClaimBounds> {
+        // One row out instead of every claim decoded. SQL's aggregate min and max skip NULLs, as
+        // the definition does; its two-argument min would not, so the columns are combined here.
+        let bounds = self.one(
+            "SELECT count(*), min(first_observed_at), min(last_observed_at), \
+             max(first_observed_at), max(last_observed_at) FROM claims \
+             WHERE owner = ?1 AND subject = ?2",
+            params![self.owner, entity],
+            |row| {
+                let at = |index: usize| -> rusqlite::Result<Option<Ts>> {
+                    Ok(row.get::<_, Option<i64>>(index)?.map(Ts))
+                };
+                Ok(crate::SubjectClaimBounds {
+                    count: row.get::<_, i64>(0)? as usize,
+                    earliest: at(1)?.into_iter().chain(at(2)?).min(),
+                    latest: at(3)?.into_iter().chain(at(4)?).max(),
+                })
+            },
+        )?;
+        Ok(bounds.unwrap_or_default())
+    }
+
     fn find_identifier_source(
         &mut self,
         scheme: &str,
