@@ -97,6 +97,27 @@ impl Changes {
             .collect()
     }
 
+    /// Erasure wins over history (SPEC 4, L13): what a source deletion's revision keeps of the rows
+    /// it changed. Each row's first state keeps only the fields that name rows and their state
+    /// (`IDENTIFYING_FIELDS`), not what a source said (quotes, values, titles, names, URLs); the
+    /// last states are what remains after the deletion and stay whole. Keys that carry a name or an
+    /// identifier's value (`alias:entity|name|meeting`, `identifier:email|…`) are replaced by a
+    /// hash of what follows the table name.
+    pub fn erase_source_content(&mut self) {
+        self.before = erased(std::mem::take(&mut self.before), true);
+        self.after = erased(std::mem::take(&mut self.after), false);
+    }
+
+    /// The same for the rows this mutation removed (whose last state is absent) only: what a
+    /// re-ingest with different content keeps of the rows the earlier content had alone.
+    pub fn erase_removed_content(&mut self) {
+        for (key, row) in self.before.iter_mut() {
+            if self.after.get(key).is_some_and(Value::is_null) {
+                *row = identifying_fields(std::mem::take(row));
+            }
+        }
+    }
+
     /// Writes the revision for this mutation and returns its id.
     pub fn write_revision(
         &mut self,
@@ -130,6 +151,91 @@ impl Changes {
         self.after = restore(revision.after);
         written?;
         Ok(id)
+    }
+}
+
+/// Snapshot fields that name rows and their state rather than carry what a source said.
+const IDENTIFYING_FIELDS: &[&str] = &[
+    "id",
+    "claim",
+    "subject",
+    "predicate",
+    "object_entity",
+    "context_entity",
+    "entity",
+    "meeting",
+    "person_entity",
+    "link",
+    "target",
+    "evidence",
+    "kind",
+    "source_kind",
+    "status",
+    "authority",
+];
+
+/// Tables whose snapshot keys carry a name or an identifier's value (see `alias_key`,
+/// `identifier_key`, `identifier_source_key`, `mapping_record_key`, tags).
+const KEYS_WITH_CONTENT: &[&str] = &[
+    "alias",
+    "identifier",
+    "identifier_source",
+    "participant_mapping",
+    "tag",
+];
+
+/// A snapshot with the keys that carry content hashed and, with `rows`, every row cut to its
+/// identifying fields (`Changes::erase_source_content`).
+fn erased<S: FromIterator<(String, Value)>>(
+    snapshot: impl IntoIterator<Item = (String, Value)>,
+    rows: bool,
+) -> S {
+    snapshot
+        .into_iter()
+        .map(|(key, row)| {
+            let key = match key.split_once(':') {
+                Some((table, rest)) if KEYS_WITH_CONTENT.contains(&table) => {
+                    format!("{table}:#{}", short_id("", &[rest]))
+                }
+                _ => key,
+            };
+            (key, if rows { identifying_fields(row) } else { row })
+        })
+        .collect()
+}
+
+/// Erases a revision's snapshots whole (keys and rows, as `Changes::erase_source_content` does
+/// for the first states): for the revisions that recorded a source's content when the source is
+/// deleted or replaced (its ingests and extractions, which can no longer be undone).
+pub fn erase_revision_content(tx: &mut dyn Tx, revision: &str) -> EngineResult<()> {
+    let Some(stored) = tx.find_revision(revision)? else {
+        return Ok(());
+    };
+    let erase = |snapshot: Value| match snapshot {
+        Value::Object(rows) => Value::Object(erased(rows, true)),
+        other => identifying_fields(other),
+    };
+    let (before, after) = (erase(stored.before.clone()), erase(stored.after.clone()));
+    if before != stored.before || after != stored.after {
+        tx.replace_revision_snapshots(revision, &before, &after)?;
+    }
+    Ok(())
+}
+
+fn identifying_fields(value: Value) -> Value {
+    match value {
+        Value::Object(row) => Value::Object(
+            row.into_iter()
+                // A list or an object (a task's evidence) may hold quotes: only plain values stay.
+                .filter(|(field, value)| {
+                    IDENTIFYING_FIELDS.contains(&field.as_str())
+                        && !value.is_array()
+                        && !value.is_object()
+                })
+                .collect(),
+        ),
+        // A row that did not exist (null) or a scalar snapshot stays as it is.
+        other => other,
     }
 }
 
@@ -621,6 +727,15 @@ pub fn remove_meeting(
     }
     for attachment in tx.list_attachments(&meeting.id)? {
         changes.released_blobs.insert(attachment.sha256.clone());
+    }
+    // The revisions that recorded this content (its ingests and extractions) keep none of it.
+    let revisions: BTreeSet<String> = tx
+        .list_runs(&meeting.id)?
+        .into_iter()
+        .map(|run| run.revision)
+        .collect();
+    for revision in &revisions {
+        erase_revision_content(tx, revision)?;
     }
     tx.delete_runs_by_meeting(&meeting.id)?;
     tx.delete_meeting(&meeting.id)?;

@@ -224,7 +224,9 @@ impl Engine {
     /// Deletes a meeting (by id or external id), note or attachment with the L13 cascade.
     pub fn delete_source(&self, owner: &str, source: SourceRef) -> EngineResult<EditReport> {
         let now = self.now();
-        let (report, released_blobs) = self.write(owner, |tx| cascade_delete(tx, source, now))?;
+        let (report, released_blobs) = self.write(owner, |tx| {
+            cascade_delete(tx, source, now, Snapshot::Erased)
+        })?;
         self.release_blobs(owner, &released_blobs);
         Ok(report)
     }
@@ -233,7 +235,9 @@ impl Engine {
     /// transaction that is then rolled back. The report's revision id is never written.
     pub fn preview_delete(&self, owner: &str, source: SourceRef) -> EngineResult<EditReport> {
         let now = self.now();
-        self.dry_run(owner, |tx| Ok(cascade_delete(tx, source, now)?.0))
+        self.dry_run(owner, |tx| {
+            Ok(cascade_delete(tx, source, now, Snapshot::Erased)?.0)
+        })
     }
 
     /// Removes blob files no attachment of any owner uses any more (after the deleting commit).
@@ -287,12 +291,22 @@ impl Engine {
     }
 }
 
+/// What a cascade's revision keeps of the rows it removed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Snapshot {
+    /// Only what names them (erasure, SPEC 4): every deletion that is committed.
+    Erased,
+    /// Everything, for a preview that describes the rows and is rolled back.
+    Whole,
+}
+
 /// The L13 cascade for one source, inside the caller's transaction; returns the report and the blobs
 /// that lost their last attachment.
 pub(crate) fn cascade_delete(
     tx: &mut dyn lore_store::Tx,
     source: SourceRef,
     now: lore_core::Ts,
+    snapshot: Snapshot,
 ) -> EngineResult<(EditReport, Vec<String>)> {
     let mut changes = Changes::default();
     let target = match source {
@@ -346,6 +360,9 @@ pub(crate) fn cascade_delete(
     let mut loaded = std::mem::take(&mut changes.loaded_slots);
     crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded)?;
     let deleted = changes.changed_claims();
+    if snapshot == Snapshot::Erased {
+        changes.erase_source_content();
+    }
     let revision =
         changes.write_revision(tx, RevisionAction::SourceCascadeDelete, &target, None, now)?;
     let still_used: Vec<String> = changes

@@ -698,6 +698,10 @@ fn ingest_in_tx(
     if outcome == IngestOutcome::Replaced {
         crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut Default::default())?;
     }
+    if outcome == IngestOutcome::Replaced {
+        // What only the earlier content said leaves the history with it (erasure, SPEC 4).
+        changes.erase_removed_content();
+    }
     let diagnostics = std::mem::take(&mut changes.diagnostics);
     let revision =
         changes.write_revision(tx, RevisionAction::ExtractionCommit, &meeting_id, None, now)?;

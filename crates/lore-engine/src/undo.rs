@@ -415,6 +415,9 @@ fn undo_ingest(
     crate::apply::remove_meeting(tx, &meeting, &mut changes)?;
     crate::people::reconcile_people(tx, None, &people, &mut changes)?;
     settle(tx, &mut changes, now)?;
+    // The meeting leaves as by a deletion, and its words with it (erasure, SPEC 4): this undo
+    // cannot be undone (meetings are not restorable rows), ingesting the bundle again restores it.
+    changes.erase_source_content();
     let id = changes.write_revision(
         tx,
         RevisionAction::Undo,

@@ -259,8 +259,14 @@ impl Engine {
     ) -> EngineResult<Vec<CascadeItem>> {
         let now = self.now();
         self.dry_run(owner, |tx| {
-            let (report, _) =
-                crate::edit::cascade_delete(tx, crate::SourceRef::Meeting(meeting), now)?;
+            // The preview describes the rows it would remove from its own revision, which is
+            // rolled back: it keeps them whole.
+            let (report, _) = crate::edit::cascade_delete(
+                tx,
+                crate::SourceRef::Meeting(meeting),
+                now,
+                crate::edit::Snapshot::Whole,
+            )?;
             let revision = tx
                 .find_revision(&report.revision)?
                 .ok_or_else(|| EngineError::Internal("the preview's revision is missing".into()))?;

@@ -186,3 +186,115 @@ fn tokens_resolve_to_their_owner_until_they_expire_or_are_revoked() {
     ));
     let _ = ShowOptions::default();
 }
+
+/// Erasure wins over history (SPEC 4, L13): the revision a meeting's deletion writes names the rows it
+/// removed but keeps none of what the meeting said: no quote, title or name of it.
+#[test]
+fn a_deletions_revision_keeps_no_words_of_the_deleted_meeting() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let report = engine.ingest_bundle_json("alice", &example("01-")).unwrap();
+    engine.ingest_bundle_json("alice", &example("02-")).unwrap();
+    let meeting = engine.get_meeting("alice", &report.meeting).unwrap();
+    let quotes: Vec<String> = engine
+        .meeting_claims("alice", &report.meeting)
+        .unwrap()
+        .into_iter()
+        .map(|row| row.quote)
+        .filter(|quote| quote.len() > 12)
+        .collect();
+    assert!(!quotes.is_empty(), "the meeting supports claims");
+    let deleted = engine
+        .delete_source("alice", SourceRef::Meeting(&report.meeting))
+        .unwrap();
+    assert!(!deleted.deleted.is_empty(), "claims only it supported went");
+    let revision = engine
+        .read("alice", |tx| Ok(tx.find_revision(&deleted.revision)?))
+        .unwrap()
+        .expect("the deletion's revision");
+    let text = format!("{} {}", revision.before, revision.after);
+    for quote in &quotes {
+        assert!(
+            !text.contains(quote.as_str()),
+            "the revision keeps {quote:?}"
+        );
+    }
+    assert!(
+        !text.contains(&meeting.title),
+        "the revision keeps the title"
+    );
+    for participant in &meeting.participants {
+        let name = format!("|{}|", participant.display_name);
+        assert!(!text.contains(&name), "the revision keeps the name {name}");
+    }
+    // What it removed is still named: the meeting, and every claim the report lists.
+    let removed = revision.before.as_object().unwrap();
+    assert!(removed.contains_key(&format!("meeting:{}", report.meeting)));
+    for claim in &deleted.deleted {
+        assert!(removed.contains_key(&format!("claim:{claim}")), "{claim}");
+    }
+    // Nor does the revision that ingested it, or any other.
+    assert_no_revision_contains(&engine, "alice", &quotes);
+    assert_no_revision_contains(&engine, "alice", std::slice::from_ref(&meeting.title));
+    assert!(lore_engine::check_invariants(&engine, "alice")
+        .unwrap()
+        .is_empty());
+}
+
+fn assert_no_revision_contains(engine: &lore_engine::Engine, owner: &str, texts: &[String]) {
+    let revisions = engine
+        .read(owner, |tx| Ok(tx.list_revisions(1000)?))
+        .unwrap();
+    for revision in revisions {
+        let text = format!("{} {}", revision.before, revision.after);
+        for needle in texts {
+            assert!(
+                !text.contains(needle.as_str()),
+                "revision {} ({:?}) keeps {needle:?}",
+                revision.id,
+                revision.action
+            );
+        }
+    }
+}
+
+/// A meeting ingested again with different content: what only the earlier content said leaves every
+/// revision (its ingest's, and the first states the replacing ingest recorded); the ingest of the
+/// earlier content can no longer be undone.
+#[test]
+fn replaced_content_leaves_the_revisions() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let first = example("01-");
+    let report = engine.ingest_bundle_json("alice", &first).unwrap();
+    let quotes_of = |engine: &lore_engine::Engine| -> Vec<String> {
+        engine
+            .meeting_claims("alice", &report.meeting)
+            .unwrap()
+            .into_iter()
+            .map(|row| row.quote)
+            .collect()
+    };
+    let before = quotes_of(&engine);
+    // The same meeting without its first claim (and that claim's words).
+    let mut bundle: serde_json::Value = serde_json::from_str(&first).unwrap();
+    bundle["claims"].as_array_mut().unwrap().remove(0);
+    let replaced = engine
+        .ingest_bundle_json("alice", &bundle.to_string())
+        .unwrap();
+    assert_eq!(replaced.outcome, lore_engine::IngestOutcome::Replaced);
+    let after = quotes_of(&engine);
+    let dropped: Vec<String> = before
+        .into_iter()
+        .filter(|quote| !after.contains(quote))
+        .collect();
+    assert!(!dropped.is_empty(), "the first claim's quote is gone");
+    assert_no_revision_contains(&engine, "alice", &dropped);
+    assert!(matches!(
+        engine.undo("alice", &report.revision),
+        Err(EngineError::Conflict(_))
+    ));
+    assert!(lore_engine::check_invariants(&engine, "alice")
+        .unwrap()
+        .is_empty());
+}

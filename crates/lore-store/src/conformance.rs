@@ -267,6 +267,30 @@ fn revisions_round_trip_small_and_large(store: &dyn Store) {
             Ok(())
         })
         .expect("another owner reads none");
+    // Rewriting snapshots changes only them, only for the owner; an unknown id is a no-op.
+    let erased = Revision {
+        before: json!({"claim:c1": {"id": "c1"}}),
+        after: json!({"claim:c1": null}),
+        ..large.clone()
+    };
+    write(store, "other", |tx| {
+        tx.insert_revision(&small)?;
+        tx.replace_revision_snapshots("r1", &erased.before, &erased.after)
+    })
+    .expect("another owner's revision is rewritten");
+    write(store, "o", |tx| {
+        tx.replace_revision_snapshots("r2", &erased.before, &erased.after)?;
+        tx.replace_revision_snapshots("missing", &erased.before, &erased.after)
+    })
+    .expect("snapshots are rewritten");
+    store
+        .read("o", &mut |tx| {
+            assert_eq!(tx.find_revision("r2")?.as_ref(), Some(&erased));
+            assert_eq!(tx.find_revision("r1")?.as_ref(), Some(&small));
+            assert_eq!(tx.list_revisions(10)?, vec![erased.clone(), small.clone()]);
+            Ok(())
+        })
+        .expect("rewritten revisions read back");
 }
 
 /// `update_claim_derived` changes every derived field, whichever of them change together, and the

@@ -341,6 +341,14 @@ pub trait Tx {
     fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()>;
     fn insert_revision(&mut self, revision: &Revision) -> StoreResult<()>;
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>>;
+    /// Rewrites a revision's snapshots (erasure: a deleted source's words leave the revisions that
+    /// recorded them); a revision of another owner or none is left alone.
+    fn replace_revision_snapshots(
+        &mut self,
+        id: &str,
+        before: &serde_json::Value,
+        after: &serde_json::Value,
+    ) -> StoreResult<()>;
     fn list_revisions(&mut self, limit: usize) -> StoreResult<Vec<Revision>>;
     fn upsert_suggestion(&mut self, suggestion: &Suggestion) -> StoreResult<()>;
     fn find_suggestion(&mut self, id: &str) -> StoreResult<Option<Suggestion>>;

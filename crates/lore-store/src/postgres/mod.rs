@@ -1254,6 +1254,20 @@ impl Tx for PgTx<'_, '_> {
         .map(|_| ())
     }
 
+    fn replace_revision_snapshots(
+        &mut self,
+        id: &str,
+        before: &serde_json::Value,
+        after: &serde_json::Value,
+    ) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(
+            "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2",
+            &[&owner, &id, &before.to_string(), &after.to_string()],
+        )
+        .map(|_| ())
+    }
+
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
         let owner = self.owner.clone();
         self.one(

@@ -1753,6 +1753,24 @@ impl Tx for SqliteTx<'_> {
         .map(|_| ())
     }
 
+    fn replace_revision_snapshots(
+        &mut self,
+        id: &str,
+        before: &serde_json::Value,
+        after: &serde_json::Value,
+    ) -> StoreResult<()> {
+        self.exec(
+            "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2",
+            params![
+                self.owner,
+                id,
+                snapshot_to_sql(before),
+                snapshot_to_sql(after)
+            ],
+        )
+        .map(|_| ())
+    }
+
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
         self.one(
             sql!(
