@@ -118,6 +118,15 @@ impl Changes {
         }
     }
 
+    /// The keys of the rows this mutation removed (their last state is absent), as recorded.
+    pub fn removed_keys(&self) -> BTreeSet<String> {
+        self.after
+            .iter()
+            .filter(|(_, row)| row.is_null())
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+
     /// Writes the revision for this mutation and returns its id.
     pub fn write_revision(
         &mut self,
@@ -222,6 +231,54 @@ pub fn erase_revision_content(tx: &mut dyn Tx, revision: &str) -> EngineResult<(
     Ok(())
 }
 
+/// Erasure wins over history (SPEC 4): the revisions that hold rows of a deleted source (found
+/// through the meetings their rows name, `Tx::list_revisions_naming_meeting`) lose its words. The
+/// meeting's own ingests and extractions are erased whole (none can be undone once it is gone);
+/// in any other revision (a merge or a re-keyed person that moved its evidence, an undo), the rows
+/// whose key was removed (`removed`, as `Changes::removed_keys` lists them) and the rows `gone`
+/// says are the source's. Other rows stay whole. Returns how many revisions were rewritten.
+pub fn erase_source_from_revisions(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    whole_meeting: bool,
+    removed: &BTreeSet<String>,
+    gone: &dyn Fn(&str, &Value) -> bool,
+) -> EngineResult<usize> {
+    let mut rewritten = 0;
+    for id in tx.list_revisions_naming_meeting(meeting)? {
+        let Some(stored) = tx.find_revision(&id)? else {
+            continue;
+        };
+        let own = whole_meeting
+            && stored.target == meeting
+            && stored.action == RevisionAction::ExtractionCommit;
+        let erase = |snapshot: &Value| match snapshot.as_object() {
+            Some(rows) if own => Value::Object(erased(rows.clone(), true)),
+            Some(rows) => Value::Object(
+                rows.iter()
+                    .flat_map(|(key, row)| {
+                        let row = (key.clone(), row.clone());
+                        match removed.contains(key) || gone(key, &row.1) {
+                            true => erased::<serde_json::Map<_, _>>([row], true),
+                            false => serde_json::Map::from_iter([row]),
+                        }
+                    })
+                    .collect(),
+            ),
+            None => snapshot.clone(),
+        };
+        let (before, after) = (erase(&stored.before), erase(&stored.after));
+        if before != stored.before || after != stored.after {
+            tx.replace_revision_snapshots(&id, &before, &after)?;
+            rewritten += 1;
+        }
+    }
+    Ok(rewritten)
+}
+
+/// The field an erased row carries (`"erased": true`): undo refuses a revision holding one.
+pub const ERASED_FIELD: &str = "erased";
+
 fn identifying_fields(value: Value) -> Value {
     match value {
         Value::Object(row) => Value::Object(
@@ -232,11 +289,22 @@ fn identifying_fields(value: Value) -> Value {
                         && !value.is_array()
                         && !value.is_object()
                 })
+                .chain([(ERASED_FIELD.to_string(), Value::Bool(true))])
                 .collect(),
         ),
         // A row that did not exist (null) or a scalar snapshot stays as it is.
         other => other,
     }
+}
+
+/// Whether a revision lost rows to erasure (a deleted source's): it cannot be undone.
+pub fn has_erased_rows(revision: &Revision) -> bool {
+    [&revision.before, &revision.after].iter().any(|snapshot| {
+        snapshot.as_object().is_some_and(|rows| {
+            rows.values()
+                .any(|row| row.get(ERASED_FIELD) == Some(&Value::Bool(true)))
+        })
+    })
 }
 
 pub fn new_revision_id() -> String {
@@ -727,15 +795,6 @@ pub fn remove_meeting(
     }
     for attachment in tx.list_attachments(&meeting.id)? {
         changes.released_blobs.insert(attachment.sha256.clone());
-    }
-    // The revisions that recorded this content (its ingests and extractions) keep none of it.
-    let revisions: BTreeSet<String> = tx
-        .list_runs(&meeting.id)?
-        .into_iter()
-        .map(|run| run.revision)
-        .collect();
-    for revision in &revisions {
-        erase_revision_content(tx, revision)?;
     }
     tx.delete_runs_by_meeting(&meeting.id)?;
     tx.delete_meeting(&meeting.id)?;

@@ -3,6 +3,7 @@
 use lore_core::ids::short_id;
 use lore_core::model::*;
 use lore_core::ObjectSpec;
+use serde_json::Value;
 
 use crate::apply::{remove_evidence, remove_meeting, settle, Changes};
 use crate::ingest::{claim_value, upsert_claim, NewClaim};
@@ -309,6 +310,20 @@ pub(crate) fn cascade_delete(
     snapshot: Snapshot,
 ) -> EngineResult<(EditReport, Vec<String>)> {
     let mut changes = Changes::default();
+    // The meeting whose revisions may hold the source's rows, and which of their rows are its.
+    let (erased_meeting, source_id, whole_meeting) = match source {
+        SourceRef::Meeting(_) => (None, String::new(), true),
+        SourceRef::Note(id) => (
+            tx.find_note(id)?.map(|note| note.meeting),
+            id.to_string(),
+            false,
+        ),
+        SourceRef::Attachment(id) => (
+            tx.find_attachment(id)?.map(|attachment| attachment.meeting),
+            id.to_string(),
+            false,
+        ),
+    };
     let target = match source {
         SourceRef::Meeting(id) => {
             let meeting = match tx.find_meeting(id)? {
@@ -361,6 +376,29 @@ pub(crate) fn cascade_delete(
     crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded)?;
     let deleted = changes.changed_claims();
     if snapshot == Snapshot::Erased {
+        // Erasure wins over history (SPEC 4): earlier revisions that copied the source's rows (its
+        // ingests, a merge or re-keyed person that moved its evidence, an undo) lose them too.
+        let meeting = match whole_meeting {
+            true => Some(target.clone()),
+            false => erased_meeting,
+        };
+        if let Some(meeting) = meeting {
+            let removed = changes.removed_keys();
+            let gone = |key: &str, row: &Value| match whole_meeting {
+                true => {
+                    key.strip_prefix("meeting:") == Some(meeting.as_str())
+                        || row.get("meeting").and_then(Value::as_str) == Some(meeting.as_str())
+                }
+                false => row.get("source_id").and_then(Value::as_str) == Some(source_id.as_str()),
+            };
+            crate::apply::erase_source_from_revisions(
+                tx,
+                &meeting,
+                whole_meeting,
+                &removed,
+                &gone,
+            )?;
+        }
         changes.erase_source_content();
     }
     let revision =

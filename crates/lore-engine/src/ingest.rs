@@ -404,6 +404,16 @@ fn ingest_in_tx(
             previously_recorded.insert(row.id, row.recorded_at);
         }
         replaced_people = crate::people::people_taught_by(tx, &existing.id)?;
+        // The revisions that recorded the earlier content (its ingests and extractions) keep none
+        // of it (erasure, SPEC 4).
+        let earlier: BTreeSet<String> = tx
+            .list_runs(&existing.id)?
+            .into_iter()
+            .map(|run| run.revision)
+            .collect();
+        for revision in &earlier {
+            crate::apply::erase_revision_content(tx, revision)?;
+        }
         remove_meeting(tx, &existing, &mut changes)?;
         outcome = IngestOutcome::Replaced;
     }

@@ -59,6 +59,12 @@ impl Engine {
                 }
                 _ => {}
             }
+            if crate::apply::has_erased_rows(&revision) {
+                return Err(EngineError::Conflict(format!(
+                    "revision {revision_id} held rows of a source deleted since, which were \
+                     erased; it cannot be undone"
+                )));
+            }
             let empty = serde_json::Map::new();
             let before = revision.before.as_object().unwrap_or(&empty);
             let after = revision.after.as_object().unwrap_or(&empty);
@@ -417,6 +423,12 @@ fn undo_ingest(
     settle(tx, &mut changes, now)?;
     // The meeting leaves as by a deletion, and its words with it (erasure, SPEC 4): this undo
     // cannot be undone (meetings are not restorable rows), ingesting the bundle again restores it.
+    let removed = changes.removed_keys();
+    let gone = |key: &str, row: &serde_json::Value| {
+        key.strip_prefix("meeting:") == Some(meeting.id.as_str())
+            || row.get("meeting").and_then(|m| m.as_str()) == Some(meeting.id.as_str())
+    };
+    crate::apply::erase_source_from_revisions(tx, &meeting.id, true, &removed, &gone)?;
     changes.erase_source_content();
     let id = changes.write_revision(
         tx,

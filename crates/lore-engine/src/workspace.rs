@@ -25,7 +25,8 @@ pub struct RevisionRow {
     pub target: String,
     pub secondary: Option<String>,
     pub created_at: Ts,
-    /// Whether `undo` can be asked for it (source deletions cannot be undone).
+    /// Whether `undo` can be asked for it (source deletions, and revisions that lost rows to one,
+    /// cannot be undone).
     pub undoable: bool,
     /// What it was about, readably: `has_title = Principal Researcher`, a meeting's title, or the
     /// entities a merge or split concerned.
@@ -116,7 +117,8 @@ impl Engine {
                 let summary = revision_summary(tx, &revision)?;
                 rows.push(RevisionRow {
                     summary,
-                    undoable: revision.action != RevisionAction::SourceCascadeDelete,
+                    undoable: revision.action != RevisionAction::SourceCascadeDelete
+                        && !crate::apply::has_erased_rows(&revision),
                     id: revision.id,
                     action: revision.action,
                     target: revision.target,

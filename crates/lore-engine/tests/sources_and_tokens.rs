@@ -195,6 +195,10 @@ fn a_deletions_revision_keeps_no_words_of_the_deleted_meeting() {
     let (engine, _dir) = file_engine(&clock);
     let report = engine.ingest_bundle_json("alice", &example("01-")).unwrap();
     engine.ingest_bundle_json("alice", &example("02-")).unwrap();
+    // A merge copies the claims and evidence it moves (with their quotes) into its revision.
+    let merge = engine
+        .merge_entities("alice", "alice.novak@globex.com", "priya@northwind.io")
+        .unwrap();
     let meeting = engine.get_meeting("alice", &report.meeting).unwrap();
     let quotes: Vec<String> = engine
         .meeting_claims("alice", &report.meeting)
@@ -236,6 +240,16 @@ fn a_deletions_revision_keeps_no_words_of_the_deleted_meeting() {
     // Nor does the revision that ingested it, or any other.
     assert_no_revision_contains(&engine, "alice", &quotes);
     assert_no_revision_contains(&engine, "alice", std::slice::from_ref(&meeting.title));
+    // The merge's revision lost the meeting's rows and names the rest; it cannot be undone.
+    let merged = engine
+        .read("alice", |tx| Ok(tx.find_revision(&merge.revision)?))
+        .unwrap()
+        .expect("the merge's revision");
+    assert!(!merged.after.as_object().unwrap().is_empty());
+    match engine.undo("alice", &merge.revision) {
+        Err(EngineError::Conflict(message)) => assert!(message.contains("erased"), "{message}"),
+        other => panic!("undoing an erased merge: {other:?}"),
+    }
     assert!(lore_engine::check_invariants(&engine, "alice")
         .unwrap()
         .is_empty());

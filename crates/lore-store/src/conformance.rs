@@ -283,11 +283,34 @@ fn revisions_round_trip_small_and_large(store: &dyn Store) {
         tx.replace_revision_snapshots("missing", &erased.before, &erased.after)
     })
     .expect("snapshots are rewritten");
+    // Revisions are found by the meetings their rows name, for their owner only.
+    let naming = Revision {
+        id: "r3".into(),
+        before: json!({"meeting:m2": {"id": "m2"}, "claim:c1": {"id": "c1"}}),
+        after: json!({"evidence:v1": {"id": "v1", "meeting": "m1"}, "meeting:m2": null}),
+        ..small.clone()
+    };
+    write(store, "o", |tx| tx.insert_revision(&naming)).expect("a revision naming meetings");
+    write(store, "o", |tx| {
+        assert_eq!(tx.list_revisions_naming_meeting("m1")?, ["r3"]);
+        assert_eq!(tx.list_revisions_naming_meeting("m2")?, ["r3"]);
+        assert!(tx.list_revisions_naming_meeting("c1")?.is_empty());
+        Ok(())
+    })
+    .expect("revisions by meeting");
+    write(store, "other", |tx| {
+        assert!(tx.list_revisions_naming_meeting("m1")?.is_empty());
+        Ok(())
+    })
+    .expect("another owner's revisions by meeting");
     store
         .read("o", &mut |tx| {
             assert_eq!(tx.find_revision("r2")?.as_ref(), Some(&erased));
             assert_eq!(tx.find_revision("r1")?.as_ref(), Some(&small));
-            assert_eq!(tx.list_revisions(10)?, vec![erased.clone(), small.clone()]);
+            assert_eq!(
+                tx.list_revisions(10)?,
+                vec![erased.clone(), naming.clone(), small.clone()]
+            );
             Ok(())
         })
         .expect("rewritten revisions read back");

@@ -26,6 +26,26 @@ pub use graph_adjacency::{
 };
 pub use graph_index::GraphIndex;
 
+/// The meetings a revision's rows name: a row's `meeting` field and the id in a `meeting:ID` key,
+/// in either snapshot. Stores keep them with the revision (`Tx::list_revisions_naming_meeting`).
+pub fn revision_meetings(revision: &Revision) -> std::collections::BTreeSet<String> {
+    let mut meetings = std::collections::BTreeSet::new();
+    for snapshot in [&revision.before, &revision.after] {
+        let Some(rows) = snapshot.as_object() else {
+            continue;
+        };
+        for (key, row) in rows {
+            if let Some(meeting) = key.strip_prefix("meeting:") {
+                meetings.insert(meeting.to_string());
+            }
+            if let Some(meeting) = row.get("meeting").and_then(|m| m.as_str()) {
+                meetings.insert(meeting.to_string());
+            }
+        }
+    }
+    meetings
+}
+
 /// The owners' graph indexes of a store, built on a thread of its own (`owner_builds.rs`).
 pub(crate) type GraphBuilds = owner_builds::OwnerBuilds<GraphIndex>;
 
@@ -350,6 +370,8 @@ pub trait Tx {
         after: &serde_json::Value,
     ) -> StoreResult<()>;
     fn list_revisions(&mut self, limit: usize) -> StoreResult<Vec<Revision>>;
+    /// The ids of the revisions whose rows name this meeting (`revision_meetings`), by id.
+    fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>>;
     fn upsert_suggestion(&mut self, suggestion: &Suggestion) -> StoreResult<()>;
     fn find_suggestion(&mut self, id: &str) -> StoreResult<Option<Suggestion>>;
     fn list_suggestions(&mut self) -> StoreResult<Vec<Suggestion>>;

@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -42,12 +42,14 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     let path = dir.path().join("lore.db");
     drop(SqliteStore::open(&path).unwrap());
     let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute_batch("DROP TABLE owner_versions; PRAGMA user_version = 1;")
-        .unwrap();
+    raw.execute_batch(
+        "DROP TABLE owner_versions; DROP TABLE revision_meetings; PRAGMA user_version = 1;",
+    )
+    .unwrap();
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -77,6 +79,71 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
         .write("bob", &mut |tx| tx.upsert_series(&series))
         .unwrap();
     assert_eq!((version("alice"), version("bob")), (Some(1), Some(1)));
+    assert!(store.integrity_problems().unwrap().is_empty());
+}
+
+/// A database of schema version 2 (before `revision_meetings`) gains the table when opened, filled in
+/// for the revisions already written (compressed snapshots included), so deleting a meeting later
+/// finds them; revisions written after are indexed as they are written.
+#[test]
+fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
+    use lore_core::model::{Revision, RevisionAction};
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let revision = |id: &str, meeting: &str, rows: usize| {
+        Revision {
+        id: id.into(),
+        action: RevisionAction::ExtractionCommit,
+        target: meeting.into(),
+        secondary: None,
+        before: json!({}),
+        after: serde_json::Value::Object(
+            (0..rows)
+                .map(|at| {
+                    (
+                        format!("evidence:v{at}"),
+                        json!({"id": format!("v{at}"), "meeting": meeting, "quote": "words ".repeat(20)}),
+                    )
+                })
+                .chain([(format!("meeting:{meeting}"), json!({"id": meeting}))])
+                .collect(),
+        ),
+        created_at: lore_core::Ts(1),
+    }
+    };
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .write("alice", &mut |tx| {
+                tx.insert_revision(&revision("r1", "m1", 1))?;
+                // Large enough to be stored compressed.
+                tx.insert_revision(&revision("r2", "m2", 200))
+            })
+            .unwrap();
+    }
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch("DROP TABLE revision_meetings; PRAGMA user_version = 2;")
+        .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 3);
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_revision(&revision("r3", "m1", 2))?;
+            assert_eq!(tx.list_revisions_naming_meeting("m1")?, ["r1", "r3"]);
+            assert_eq!(tx.list_revisions_naming_meeting("m2")?, ["r2"]);
+            assert!(tx.list_revisions_naming_meeting("m3")?.is_empty());
+            Ok(())
+        })
+        .unwrap();
+    store
+        .read("bob", &mut |tx| {
+            assert!(tx.list_revisions_naming_meeting("m1")?.is_empty());
+            Ok(())
+        })
+        .unwrap();
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 

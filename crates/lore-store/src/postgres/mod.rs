@@ -23,7 +23,7 @@ use crate::sqlite::{
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
-const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
 const MAX_IDLE_CONNECTIONS: usize = 16;
 const MAX_ATTEMPTS: u32 = 6;
 
@@ -1250,8 +1250,25 @@ impl Tx for PgTx<'_, '_> {
                 &r.after.to_string(),
                 &r.created_at.0,
             ],
+        )?;
+        for meeting in crate::revision_meetings(r) {
+            self.exec(
+                "INSERT INTO revision_meetings (owner, meeting, revision) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT DO NOTHING",
+                &[&owner, &meeting, &r.id],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
+        let owner = self.owner.clone();
+        self.all(
+            "SELECT revision FROM revision_meetings WHERE owner = ?1 AND meeting = ?2 \
+             ORDER BY revision",
+            &[&owner, &meeting],
+            first_text,
         )
-        .map(|_| ())
     }
 
     fn replace_revision_snapshots(

@@ -21,7 +21,15 @@ use rows::*;
 pub use read_side::{hot_queries, PREWARM};
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
-const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema_v1.sql"),
+    include_str!("schema_v2.sql"),
+    include_str!("schema_v3.sql"),
+];
+
+/// The schema version that added `revision_meetings`: opening an older database fills it in for
+/// the revisions already written (`index_revision_meetings`).
+const REVISION_MEETINGS_VERSION: usize = 3;
 
 pub struct SqliteStore {
     connection: Mutex<Connection>,
@@ -543,6 +551,9 @@ fn migrate(connection: &mut Connection) -> StoreResult<()> {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
         transaction.execute_batch(migration).map_err(backend)?;
+        if index + 1 == REVISION_MEETINGS_VERSION {
+            index_revision_meetings(&transaction)?;
+        }
         transaction
             .pragma_update(None, "user_version", (index + 1) as i64)
             .map_err(backend)?;
@@ -550,6 +561,38 @@ fn migrate(connection: &mut Connection) -> StoreResult<()> {
     }
     planner::seed_planner_statistics(connection).map_err(backend)
 }
+
+/// Records, for every revision already written, the meetings its rows name (their snapshots may be
+/// compressed, so this is done here rather than in the migration's SQL).
+fn index_revision_meetings(connection: &Connection) -> StoreResult<()> {
+    let mut read = connection
+        .prepare(
+            &[
+                "SELECT owner, ",
+                REVISION_COLUMNS,
+                " FROM revisions ORDER BY owner, id",
+            ]
+            .concat(),
+        )
+        .map_err(backend)?;
+    let mut insert = connection
+        .prepare(INSERT_REVISION_MEETING)
+        .map_err(backend)?;
+    let mut rows = read.query([]).map_err(backend)?;
+    while let Some(row) = rows.next().map_err(backend)? {
+        let owner: String = row.get(0).map_err(backend)?;
+        let revision = rows::revision_row_at(row, 1).map_err(backend)?;
+        for meeting in crate::revision_meetings(&revision) {
+            insert
+                .execute(params![owner, meeting, revision.id])
+                .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
+const INSERT_REVISION_MEETING: &str =
+    "INSERT OR IGNORE INTO revision_meetings (owner, meeting, revision) VALUES (?1, ?2, ?3)";
 
 impl Store for SqliteStore {
     fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
@@ -1749,8 +1792,19 @@ impl Tx for SqliteTx<'_> {
                 snapshot_to_sql(&r.after),
                 r.created_at.0
             ],
+        )?;
+        for meeting in crate::revision_meetings(r) {
+            self.exec(INSERT_REVISION_MEETING, params![self.owner, meeting, r.id])?;
+        }
+        Ok(())
+    }
+
+    fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
+        self.all(
+            read_side::REVISIONS_NAMING_MEETING,
+            params![self.owner, meeting],
+            |row| row.get(0),
         )
-        .map(|_| ())
     }
 
     fn replace_revision_snapshots(
@@ -2441,9 +2495,7 @@ impl Tx for SqliteTx<'_> {
         // One row out instead of every claim decoded. SQL's aggregate min and max skip NULLs, as
         // the definition does; its two-argument min would not, so the columns are combined here.
         let bounds = self.one(
-            "SELECT count(*), min(first_observed_at), min(last_observed_at), \
-             max(first_observed_at), max(last_observed_at) FROM claims \
-             WHERE owner = ?1 AND subject = ?2",
+            read_side::SUBJECT_CLAIM_BOUNDS,
             params![self.owner, entity],
             |row| {
                 let at = |index: usize| -> rusqlite::Result<Option<Ts>> {

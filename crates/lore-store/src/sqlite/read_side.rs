@@ -139,6 +139,14 @@ pub const PREWARM: [(&str, &str); 4] = [
     ),
 ];
 
+/// An entity rebuild's read of its claims when none of them changed (`Tx::subject_claim_bounds`).
+pub const SUBJECT_CLAIM_BOUNDS: &str = "SELECT count(*), min(first_observed_at), \
+     min(last_observed_at), max(first_observed_at), max(last_observed_at) FROM claims \
+     WHERE owner = ?1 AND subject = ?2";
+/// Erasure: the revisions whose rows name a meeting (`Tx::list_revisions_naming_meeting`).
+pub const REVISIONS_NAMING_MEETING: &str =
+    "SELECT revision FROM revision_meetings WHERE owner = ?1 AND meeting = ?2 ORDER BY revision";
+
 /// Hot queries with the index each must use, for the query-plan test and ARCHITECTURE.md. Statements
 /// the store assembles at run time are assembled here the same way, so the test checks the very text
 /// the store runs. The first entries mirror the write side's reads (projection, cascade).
@@ -148,6 +156,16 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "projection: claims by subject",
             "SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id".into(),
             "claims_by_slot (owner=? AND subject=?)",
+        ),
+        (
+            "entity rebuild: the claims' time bounds of a subject",
+            SUBJECT_CLAIM_BOUNDS.into(),
+            "claims_by_slot (owner=? AND subject=?)",
+        ),
+        (
+            "erasure: revisions naming a meeting",
+            REVISIONS_NAMING_MEETING.into(),
+            "revision_meetings USING PRIMARY KEY (owner=? AND meeting=?)",
         ),
         (
             "claims by object (mentions)",

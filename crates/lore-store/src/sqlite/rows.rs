@@ -311,14 +311,19 @@ pub fn task_row(row: &Row) -> rusqlite::Result<Task> {
 }
 
 pub fn revision_row(row: &Row) -> rusqlite::Result<Revision> {
+    revision_row_at(row, 0)
+}
+
+/// A revision whose columns (`REVISION_COLUMNS`) start at `first`.
+pub fn revision_row_at(row: &Row, first: usize) -> rusqlite::Result<Revision> {
     Ok(Revision {
-        id: get(row, 0)?,
-        action: name(row, 1, RevisionAction::parse)?,
-        target: get(row, 2)?,
-        secondary: get(row, 3)?,
-        before: snapshot(row, 4)?,
-        after: snapshot(row, 5)?,
-        created_at: ts(row, 6)?,
+        id: get(row, first)?,
+        action: name(row, first + 1, RevisionAction::parse)?,
+        target: get(row, first + 2)?,
+        secondary: get(row, first + 3)?,
+        before: snapshot(row, first + 4)?,
+        after: snapshot(row, first + 5)?,
+        created_at: ts(row, first + 6)?,
     })
 }
 
