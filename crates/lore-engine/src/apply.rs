@@ -38,6 +38,9 @@ pub struct Changes {
     /// again. Settling changes only the claims' derived state, which that pass does not read.
     pub keep_loaded_slots: bool,
     pub loaded_slots: HashMap<SlotKey, LoadedSlot>,
+    /// The revisions that recorded a removed meeting's content (its ingests and extractions, from
+    /// its extraction runs), for erasure (`erase_source_from_revisions`).
+    pub source_revisions: BTreeSet<String>,
 }
 
 /// A slot's claims (by id) and their evidence by claim, as `settle` read them.
@@ -202,15 +205,23 @@ fn erased<S: FromIterator<(String, Value)>>(
     snapshot
         .into_iter()
         .map(|(key, row)| {
-            let key = match key.split_once(':') {
-                Some((table, rest)) if KEYS_WITH_CONTENT.contains(&table) => {
-                    format!("{table}:#{}", short_id("", &[rest]))
-                }
-                _ => key,
-            };
-            (key, if rows { identifying_fields(row) } else { row })
+            (
+                erased_key(key),
+                if rows { identifying_fields(row) } else { row },
+            )
         })
         .collect()
+}
+
+/// A snapshot key with what follows the table name hashed when it carries content (once: a hashed
+/// key stays as it is).
+fn erased_key(key: String) -> String {
+    match key.split_once(':') {
+        Some((table, rest)) if KEYS_WITH_CONTENT.contains(&table) && !rest.starts_with('#') => {
+            format!("{table}:#{}", short_id("", &[rest]))
+        }
+        _ => key,
+    }
 }
 
 /// Erases a revision's snapshots whole (keys and rows, as `Changes::erase_source_content` does
@@ -231,44 +242,56 @@ pub fn erase_revision_content(tx: &mut dyn Tx, revision: &str) -> EngineResult<(
     Ok(())
 }
 
-/// Erasure wins over history (SPEC 4): the revisions that hold rows of a deleted source (found
-/// through the meetings their rows name, `Tx::list_revisions_naming_meeting`) lose its words. The
-/// meeting's own ingests and extractions are erased whole (none can be undone once it is gone);
-/// in any other revision (a merge or a re-keyed person that moved its evidence, an undo), the rows
-/// whose key was removed (`removed`, as `Changes::removed_keys` lists them) and the rows `gone`
-/// says are the source's. Other rows stay whole. Returns how many revisions were rewritten.
+/// Erasure wins over history (SPEC 4): the revisions that hold rows of a deleted source lose its
+/// words. The deleted meeting's own ingests and extractions (`own`: `Changes::source_revisions`)
+/// keep nothing, `{"erased": true}` for both snapshots, written without reading them: none can be
+/// undone once the meeting is gone, and the deletion's revision names what went. In any other
+/// revision whose rows name the meeting (`Tx::list_revisions_naming_meeting`: a merge or a
+/// re-keyed person that moved its evidence, an undo), the rows whose key was removed (`removed`,
+/// as `Changes::removed_keys` lists them) and the rows `gone` says are the source's are cut to
+/// their identifying fields; other rows stay whole. Returns how many revisions were rewritten.
 pub fn erase_source_from_revisions(
     tx: &mut dyn Tx,
     meeting: &str,
     whole_meeting: bool,
+    own: &BTreeSet<String>,
     removed: &BTreeSet<String>,
     gone: &dyn Fn(&str, &Value) -> bool,
 ) -> EngineResult<usize> {
-    let mut rewritten = 0;
+    let stub = serde_json::json!({ ERASED_FIELD: true });
+    for id in own {
+        tx.replace_revision_snapshots(id, &stub, &stub)?;
+    }
+    let mut rewritten = own.len();
     for id in tx.list_revisions_naming_meeting(meeting)? {
+        if own.contains(&id) {
+            continue;
+        }
         let Some(stored) = tx.find_revision(&id)? else {
             continue;
         };
         let own = whole_meeting
             && stored.target == meeting
             && stored.action == RevisionAction::ExtractionCommit;
-        let erase = |snapshot: &Value| match snapshot.as_object() {
-            Some(rows) if own => Value::Object(erased(rows.clone(), true)),
-            Some(rows) => Value::Object(
-                rows.iter()
-                    .flat_map(|(key, row)| {
-                        let row = (key.clone(), row.clone());
-                        match removed.contains(key) || gone(key, &row.1) {
-                            true => erased::<serde_json::Map<_, _>>([row], true),
-                            false => serde_json::Map::from_iter([row]),
+        // The snapshots are moved through, not copied: an ingest's can hold thousands of rows.
+        let mut changed = false;
+        let mut erase = |snapshot: Value| match snapshot {
+            Value::Object(rows) => Value::Object(
+                rows.into_iter()
+                    .map(|(key, row)| {
+                        let cut = own || removed.contains(&key) || gone(&key, &row);
+                        if !cut || row.get(ERASED_FIELD) == Some(&Value::Bool(true)) {
+                            return (key, row);
                         }
+                        changed = true;
+                        (erased_key(key), identifying_fields(row))
                     })
                     .collect(),
             ),
-            None => snapshot.clone(),
+            other => other,
         };
-        let (before, after) = (erase(&stored.before), erase(&stored.after));
-        if before != stored.before || after != stored.after {
+        let (before, after) = (erase(stored.before), erase(stored.after));
+        if changed {
             tx.replace_revision_snapshots(&id, &before, &after)?;
             rewritten += 1;
         }
@@ -297,13 +320,15 @@ fn identifying_fields(value: Value) -> Value {
     }
 }
 
-/// Whether a revision lost rows to erasure (a deleted source's): it cannot be undone.
+/// Whether a revision lost rows, or all of them, to erasure (a deleted source's): it cannot be
+/// undone.
 pub fn has_erased_rows(revision: &Revision) -> bool {
+    let erased = |row: &Value| row.get(ERASED_FIELD) == Some(&Value::Bool(true));
     [&revision.before, &revision.after].iter().any(|snapshot| {
-        snapshot.as_object().is_some_and(|rows| {
-            rows.values()
-                .any(|row| row.get(ERASED_FIELD) == Some(&Value::Bool(true)))
-        })
+        erased(snapshot)
+            || snapshot
+                .as_object()
+                .is_some_and(|rows| rows.values().any(erased))
     })
 }
 
@@ -796,6 +821,11 @@ pub fn remove_meeting(
     for attachment in tx.list_attachments(&meeting.id)? {
         changes.released_blobs.insert(attachment.sha256.clone());
     }
+    changes.source_revisions.extend(
+        tx.list_runs(&meeting.id)?
+            .into_iter()
+            .map(|run| run.revision),
+    );
     tx.delete_runs_by_meeting(&meeting.id)?;
     tx.delete_meeting(&meeting.id)?;
     changes.record(

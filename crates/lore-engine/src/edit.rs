@@ -391,10 +391,12 @@ pub(crate) fn cascade_delete(
                 }
                 false => row.get("source_id").and_then(Value::as_str) == Some(source_id.as_str()),
             };
+            let own = std::mem::take(&mut changes.source_revisions);
             crate::apply::erase_source_from_revisions(
                 tx,
                 &meeting,
                 whole_meeting,
+                &own,
                 &removed,
                 &gone,
             )?;

@@ -428,7 +428,8 @@ fn undo_ingest(
         key.strip_prefix("meeting:") == Some(meeting.id.as_str())
             || row.get("meeting").and_then(|m| m.as_str()) == Some(meeting.id.as_str())
     };
-    crate::apply::erase_source_from_revisions(tx, &meeting.id, true, &removed, &gone)?;
+    let own = std::mem::take(&mut changes.source_revisions);
+    crate::apply::erase_source_from_revisions(tx, &meeting.id, true, &own, &removed, &gone)?;
     changes.erase_source_content();
     let id = changes.write_revision(
         tx,
