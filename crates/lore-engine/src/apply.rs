@@ -224,32 +224,26 @@ fn erased_key(key: String) -> String {
     }
 }
 
-/// Erases a revision's snapshots whole (keys and rows, as `Changes::erase_source_content` does
-/// for the first states): for the revisions that recorded a source's content when the source is
-/// deleted or replaced (its ingests and extractions, which can no longer be undone).
-pub fn erase_revision_content(tx: &mut dyn Tx, revision: &str) -> EngineResult<()> {
-    let Some(stored) = tx.find_revision(revision)? else {
-        return Ok(());
-    };
-    let erase = |snapshot: Value| match snapshot {
-        Value::Object(rows) => Value::Object(erased(rows, true)),
-        other => identifying_fields(other),
-    };
-    let (before, after) = (erase(stored.before.clone()), erase(stored.after.clone()));
-    if before != stored.before || after != stored.after {
-        tx.replace_revision_snapshots(revision, &before, &after)?;
+/// Erases revisions whole: both snapshots become `{"erased": true}`, written without reading them.
+/// For the revisions that recorded a meeting's content (its ingests and extractions,
+/// `Changes::source_revisions`) once that content is deleted or replaced: none can be undone any
+/// more, and the deleting or replacing revision names the rows that went.
+pub fn erase_whole_revisions(tx: &mut dyn Tx, revisions: &BTreeSet<String>) -> EngineResult<()> {
+    let stub = serde_json::json!({ ERASED_FIELD: true });
+    for id in revisions {
+        tx.replace_revision_snapshots(id, &stub, &stub)?;
     }
     Ok(())
 }
 
 /// Erasure wins over history (SPEC 4): the revisions that hold rows of a deleted source lose its
-/// words. The deleted meeting's own ingests and extractions (`own`: `Changes::source_revisions`)
-/// keep nothing, `{"erased": true}` for both snapshots, written without reading them: none can be
-/// undone once the meeting is gone, and the deletion's revision names what went. In any other
-/// revision whose rows name the meeting (`Tx::list_revisions_naming_meeting`: a merge or a
-/// re-keyed person that moved its evidence, an undo), the rows whose key was removed (`removed`,
-/// as `Changes::removed_keys` lists them) and the rows `gone` says are the source's are cut to
-/// their identifying fields; other rows stay whole. Returns how many revisions were rewritten.
+/// words. The meeting's own ingests and extractions (`own`: `Changes::source_revisions`) are
+/// erased whole (`erase_whole_revisions`). In any other revision whose rows name the meeting
+/// (`Tx::list_revisions_naming_meeting`: a merge or a re-keyed person that moved its evidence, an
+/// undo), the rows whose key was removed (`removed`, as `Changes::removed_keys` lists them) and the
+/// rows `gone` says are the source's are cut to their identifying fields and marked erased; other
+/// rows stay whole. With `whole_meeting` (the meeting itself is deleted), an ingest of it that its
+/// runs no longer named is cut whole the same way. Returns how many revisions were rewritten.
 pub fn erase_source_from_revisions(
     tx: &mut dyn Tx,
     meeting: &str,
@@ -258,10 +252,7 @@ pub fn erase_source_from_revisions(
     removed: &BTreeSet<String>,
     gone: &dyn Fn(&str, &Value) -> bool,
 ) -> EngineResult<usize> {
-    let stub = serde_json::json!({ ERASED_FIELD: true });
-    for id in own {
-        tx.replace_revision_snapshots(id, &stub, &stub)?;
-    }
+    erase_whole_revisions(tx, own)?;
     let mut rewritten = own.len();
     for id in tx.list_revisions_naming_meeting(meeting)? {
         if own.contains(&id) {
@@ -270,7 +261,7 @@ pub fn erase_source_from_revisions(
         let Some(stored) = tx.find_revision(&id)? else {
             continue;
         };
-        let own = whole_meeting
+        let whole = whole_meeting
             && stored.target == meeting
             && stored.action == RevisionAction::ExtractionCommit;
         // The snapshots are moved through, not copied: an ingest's can hold thousands of rows.
@@ -279,7 +270,7 @@ pub fn erase_source_from_revisions(
             Value::Object(rows) => Value::Object(
                 rows.into_iter()
                     .map(|(key, row)| {
-                        let cut = own || removed.contains(&key) || gone(&key, &row);
+                        let cut = whole || removed.contains(&key) || gone(&key, &row);
                         if !cut || row.get(ERASED_FIELD) == Some(&Value::Bool(true)) {
                             return (key, row);
                         }

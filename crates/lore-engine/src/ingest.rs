@@ -404,17 +404,10 @@ fn ingest_in_tx(
             previously_recorded.insert(row.id, row.recorded_at);
         }
         replaced_people = crate::people::people_taught_by(tx, &existing.id)?;
+        remove_meeting(tx, &existing, &mut changes)?;
         // The revisions that recorded the earlier content (its ingests and extractions) keep none
         // of it (erasure, SPEC 4).
-        let earlier: BTreeSet<String> = tx
-            .list_runs(&existing.id)?
-            .into_iter()
-            .map(|run| run.revision)
-            .collect();
-        for revision in &earlier {
-            crate::apply::erase_revision_content(tx, revision)?;
-        }
-        remove_meeting(tx, &existing, &mut changes)?;
+        crate::apply::erase_whole_revisions(tx, &std::mem::take(&mut changes.source_revisions))?;
         outcome = IngestOutcome::Replaced;
     }
 
@@ -709,7 +702,31 @@ fn ingest_in_tx(
         crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut Default::default())?;
     }
     if outcome == IngestOutcome::Replaced {
-        // What only the earlier content said leaves the history with it (erasure, SPEC 4).
+        // What only the earlier content said leaves the history with it (erasure, SPEC 4): from
+        // the revisions that copied those rows (a merge that moved its evidence), and from this one.
+        // A row of the meeting elsewhere (a merge re-derives evidence ids) is the earlier
+        // content's when the new content does not say its words.
+        let removed = changes.removed_keys();
+        let said: BTreeSet<String> = tx
+            .list_evidence_by_meeting(&meeting_id)?
+            .into_iter()
+            .map(|row| row.quote)
+            .collect();
+        let gone = |_: &str, row: &serde_json::Value| {
+            row.get("meeting").and_then(|m| m.as_str()) == Some(meeting_id.as_str())
+                && row
+                    .get("quote")
+                    .and_then(|q| q.as_str())
+                    .is_some_and(|quote| !said.contains(quote))
+        };
+        crate::apply::erase_source_from_revisions(
+            tx,
+            &meeting_id,
+            false,
+            &BTreeSet::new(),
+            &removed,
+            &gone,
+        )?;
         changes.erase_removed_content();
     }
     let diagnostics = std::mem::take(&mut changes.diagnostics);

@@ -273,14 +273,19 @@ fn assert_no_revision_contains(engine: &lore_engine::Engine, owner: &str, texts:
 }
 
 /// A meeting ingested again with different content: what only the earlier content said leaves every
-/// revision (its ingest's, and the first states the replacing ingest recorded); the ingest of the
-/// earlier content can no longer be undone.
+/// revision (its ingest's, a merge's that moved its evidence, and the first states the replacing
+/// ingest recorded); the ingest of the earlier content can no longer be undone.
 #[test]
 fn replaced_content_leaves_the_revisions() {
     let clock = TestClock::new("2026-11-29T12:00:00Z");
     let (engine, _dir) = file_engine(&clock);
     let first = example("01-");
     let report = engine.ingest_bundle_json("alice", &first).unwrap();
+    engine.ingest_bundle_json("alice", &example("02-")).unwrap();
+    // A merge that moves the first claim's evidence copies its quote into its revision.
+    engine
+        .merge_entities("alice", "alice.novak@globex.com", "priya@northwind.io")
+        .unwrap();
     let quotes_of = |engine: &lore_engine::Engine| -> Vec<String> {
         engine
             .meeting_claims("alice", &report.meeting)

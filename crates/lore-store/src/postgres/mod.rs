@@ -17,7 +17,8 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::sqlite::{
-    CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS, LINK_COLUMNS, MEETING_COLUMNS,
+    CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS, INSERT_REVISION_MEETING,
+    LINK_COLUMNS, MEETING_COLUMNS, REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING,
     REVISION_COLUMNS, SUGGESTION_COLUMNS, TASK_COLUMNS,
 };
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
@@ -1252,23 +1253,14 @@ impl Tx for PgTx<'_, '_> {
             ],
         )?;
         for meeting in crate::revision_meetings(r) {
-            self.exec(
-                "INSERT INTO revision_meetings (owner, meeting, revision) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT DO NOTHING",
-                &[&owner, &meeting, &r.id],
-            )?;
+            self.exec(INSERT_REVISION_MEETING, &[&owner, &meeting, &r.id])?;
         }
         Ok(())
     }
 
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
         let owner = self.owner.clone();
-        self.all(
-            "SELECT revision FROM revision_meetings WHERE owner = ?1 AND meeting = ?2 \
-             ORDER BY revision",
-            &[&owner, &meeting],
-            first_text,
-        )
+        self.all(REVISIONS_NAMING_MEETING, &[&owner, &meeting], first_text)
     }
 
     fn replace_revision_snapshots(
@@ -1279,7 +1271,7 @@ impl Tx for PgTx<'_, '_> {
     ) -> StoreResult<()> {
         let owner = self.owner.clone();
         self.exec(
-            "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2",
+            REPLACE_REVISION_SNAPSHOTS,
             &[&owner, &id, &before.to_string(), &after.to_string()],
         )
         .map(|_| ())

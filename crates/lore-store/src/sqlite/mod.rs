@@ -591,8 +591,13 @@ fn index_revision_meetings(connection: &Connection) -> StoreResult<()> {
     Ok(())
 }
 
-const INSERT_REVISION_MEETING: &str =
-    "INSERT OR IGNORE INTO revision_meetings (owner, meeting, revision) VALUES (?1, ?2, ?3)";
+/// Statements both backends run as written (PostgreSQL's through `dialect()`).
+pub(crate) const INSERT_REVISION_MEETING: &str =
+    "INSERT INTO revision_meetings (owner, meeting, revision) VALUES (?1, ?2, ?3) \
+     ON CONFLICT DO NOTHING";
+pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
+    "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
+pub(crate) use read_side::REVISIONS_NAMING_MEETING;
 
 impl Store for SqliteStore {
     fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
@@ -1814,7 +1819,7 @@ impl Tx for SqliteTx<'_> {
         after: &serde_json::Value,
     ) -> StoreResult<()> {
         self.exec(
-            "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2",
+            REPLACE_REVISION_SNAPSHOTS,
             params![
                 self.owner,
                 id,
