@@ -290,6 +290,13 @@ pub fn erase_source_from_revisions(
     Ok(rewritten)
 }
 
+/// Whether a snapshot row is one of this meeting's: its `meeting:ID` row, or a row whose `meeting`
+/// field names it (evidence, names, participants, links, tasks).
+pub fn row_of_meeting(meeting: &str, key: &str, row: &Value) -> bool {
+    key.strip_prefix("meeting:") == Some(meeting)
+        || row.get("meeting").and_then(Value::as_str) == Some(meeting)
+}
+
 /// The field an erased row carries (`"erased": true`): undo refuses a revision holding one.
 pub const ERASED_FIELD: &str = "erased";
 

@@ -385,10 +385,7 @@ pub(crate) fn cascade_delete(
         if let Some(meeting) = meeting {
             let removed = changes.removed_keys();
             let gone = |key: &str, row: &Value| match whole_meeting {
-                true => {
-                    key.strip_prefix("meeting:") == Some(meeting.as_str())
-                        || row.get("meeting").and_then(Value::as_str) == Some(meeting.as_str())
-                }
+                true => crate::apply::row_of_meeting(&meeting, key, row),
                 false => row.get("source_id").and_then(Value::as_str) == Some(source_id.as_str()),
             };
             let own = std::mem::take(&mut changes.source_revisions);

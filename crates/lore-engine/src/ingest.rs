@@ -700,8 +700,6 @@ fn ingest_in_tx(
     crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
         crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut Default::default())?;
-    }
-    if outcome == IngestOutcome::Replaced {
         // What only the earlier content said leaves the history with it (erasure, SPEC 4): from
         // the revisions that copied those rows (a merge that moved its evidence), and from this one.
         // A row of the meeting elsewhere (a merge re-derives evidence ids) is the earlier
@@ -712,8 +710,8 @@ fn ingest_in_tx(
             .into_iter()
             .map(|row| row.quote)
             .collect();
-        let gone = |_: &str, row: &serde_json::Value| {
-            row.get("meeting").and_then(|m| m.as_str()) == Some(meeting_id.as_str())
+        let gone = |key: &str, row: &serde_json::Value| {
+            crate::apply::row_of_meeting(&meeting_id, key, row)
                 && row
                     .get("quote")
                     .and_then(|q| q.as_str())

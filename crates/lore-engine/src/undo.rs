@@ -424,10 +424,8 @@ fn undo_ingest(
     // The meeting leaves as by a deletion, and its words with it (erasure, SPEC 4): this undo
     // cannot be undone (meetings are not restorable rows), ingesting the bundle again restores it.
     let removed = changes.removed_keys();
-    let gone = |key: &str, row: &serde_json::Value| {
-        key.strip_prefix("meeting:") == Some(meeting.id.as_str())
-            || row.get("meeting").and_then(|m| m.as_str()) == Some(meeting.id.as_str())
-    };
+    let gone =
+        |key: &str, row: &serde_json::Value| crate::apply::row_of_meeting(&meeting.id, key, row);
     let own = std::mem::take(&mut changes.source_revisions);
     crate::apply::erase_source_from_revisions(tx, &meeting.id, true, &own, &removed, &gone)?;
     changes.erase_source_content();
