@@ -313,6 +313,11 @@ fn rekey(tx: &mut dyn Tx, from: &Entity, to: &str, changes: &mut Changes) -> Eng
         tx.delete_entity(&from.id)?;
         changes.record_row(format!("entity:{}", from.id), Some(&gone), None);
     }
+    // The old id keeps finding the person (a link or a note that names it), outside the
+    // knowledge itself: another ingest order would never have made it (L14).
+    if from.id != to {
+        tx.set_entity_redirect(&from.id, to)?;
+    }
     changes.forget_entity(&from.id);
     tidy_emails(tx, to, changes)?;
     // Same-name merge suggestions name the new id, as a fresh ingestion would have raised them.

@@ -638,6 +638,17 @@ pub fn find_entity(tx: &mut dyn Tx, text: &str) -> EngineResult<Entity> {
     if let Some(entity) = tx.find_entity(text)? {
         return follow_merged(tx, entity);
     }
+    // An id a re-keyed person had: follow it to the id it has now (a few hops at most).
+    let mut redirected = text.to_string();
+    for _ in 0..16 {
+        let Some(next) = tx.find_entity_redirect(&redirected)? else {
+            break;
+        };
+        if let Some(entity) = tx.find_entity(&next)? {
+            return follow_merged(tx, entity);
+        }
+        redirected = next;
+    }
     if let Some(email) = lore_core::normalize::normalize_email(text) {
         if let Some(id) = tx.find_entity_by_identifier("email", &email)? {
             return tx.find_entity(&id)?.ok_or_else(|| not_found(text));

@@ -34,6 +34,7 @@ struct OwnerData {
     link_attachments: Vec<LinkAttachment>,
     identifier_sources: Vec<IdentifierSource>,
     meeting_tags: Vec<MeetingTag>,
+    entity_redirects: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -107,6 +108,7 @@ fn read_all(tx: &mut dyn Tx) -> EngineResult<OwnerData> {
     }
     data.suggestions = tx.list_suggestions()?;
     data.tags = tx.list_tags()?;
+    data.entity_redirects = tx.list_entity_redirects()?;
     Ok(data)
 }
 
@@ -187,6 +189,9 @@ fn write_all(tx: &mut dyn Tx, data: &OwnerData) -> EngineResult<()> {
     }
     for row in &data.meeting_tags {
         tx.insert_meeting_tag(row)?;
+    }
+    for (old_id, new_id) in &data.entity_redirects {
+        tx.set_entity_redirect(old_id, new_id)?;
     }
     Ok(())
 }

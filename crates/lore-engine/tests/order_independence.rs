@@ -315,3 +315,45 @@ fn apply_as(engine: &Engine, owner: &str, bundles: &[Bundle], ops: &[Op]) -> BTr
     }
     present
 }
+
+/// L15 re-keying: a person known by a work email and a platform id, and another known by a personal
+/// email, are joined when a later meeting gives the platform id with the personal email; the
+/// smallest primary email (the personal one) anchors the joined person, so the first is re-keyed.
+/// Its old id still finds the person, in this database and in a copy of it; the redirect is not part
+/// of the knowledge, so another ingest order gives the same state (L14: the dumps agree).
+#[test]
+fn a_re_keyed_persons_old_id_still_finds_it() {
+    let bundles = people_bundles();
+    let clock = TestClock::new("2026-12-01T00:00:00Z");
+    let (engine, _dir) = common::file_engine(&clock);
+    let options = lore_engine::ShowOptions::default();
+    let id_of = |engine: &Engine, who: &str| engine.show(OWNER, who, &options).unwrap().entity.id;
+    engine.ingest_bundle(OWNER, &bundles[2]).unwrap();
+    let old = id_of(&engine, "dana@northwind.example");
+    engine.ingest_bundle(OWNER, &bundles[1]).unwrap();
+    assert_ne!(id_of(&engine, "dana.r@gmail.com"), old, "two people so far");
+    engine.ingest_bundle(OWNER, &bundles[3]).unwrap();
+    let new = id_of(&engine, "dana@northwind.example");
+    assert_ne!(old, new, "the personal email now anchors the joined person");
+    assert_eq!(id_of(&engine, "dana.r@gmail.com"), new);
+    assert_eq!(id_of(&engine, &old), new);
+    assert!(matches!(
+        engine.show("someone-else", &old, &options),
+        Err(lore_engine::EngineError::NotFound(_))
+    ));
+    assert_consistent(&engine, OWNER, "after the re-key");
+
+    let reverse = memory_engine(&clock);
+    for index in [3, 1, 2] {
+        reverse.ingest_bundle(OWNER, &bundles[index]).unwrap();
+    }
+    let (a, b) = (
+        state_dump(&engine, OWNER).unwrap(),
+        state_dump(&reverse, OWNER).unwrap(),
+    );
+    assert!(a == b, "{}", first_difference(&a, &b));
+
+    let (copy, _copy_dir) = common::file_engine(&clock);
+    engine.copy_owner_to(&copy, OWNER).unwrap();
+    assert_eq!(id_of(&copy, &old), new);
+}

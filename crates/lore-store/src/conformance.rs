@@ -30,6 +30,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     revisions_round_trip_small_and_large(make_store().as_ref());
     entity_observations_equal_their_definition(make_store().as_ref());
     subject_claim_bounds_equal_their_definition(make_store().as_ref());
+    entity_redirects_point_old_ids_at_new_ones(make_store().as_ref());
     meeting_counts_equal_the_lists(make_store().as_ref());
 }
 
@@ -212,6 +213,34 @@ fn subject_claim_bounds_equal_their_definition(store: &dyn Store) {
         Ok(())
     })
     .expect("subject claim bounds: alice");
+}
+
+/// A redirect is found by its old id, a second one for the same id replaces it, and another owner
+/// sees none.
+fn entity_redirects_point_old_ids_at_new_ones(store: &dyn Store) {
+    write(store, "alice", |tx| {
+        tx.set_entity_redirect("e_old", "e_mid")?;
+        tx.set_entity_redirect("e_mid", "e_new")?;
+        tx.set_entity_redirect("e_old", "e_new")
+    })
+    .expect("redirects are written");
+    write(store, "bob", |tx| tx.set_entity_redirect("e_other", "e_x")).expect("bob's redirect");
+    store
+        .read("alice", &mut |tx| {
+            assert_eq!(tx.find_entity_redirect("e_old")?.as_deref(), Some("e_new"));
+            assert_eq!(tx.find_entity_redirect("e_mid")?.as_deref(), Some("e_new"));
+            assert_eq!(tx.find_entity_redirect("e_new")?, None);
+            assert_eq!(tx.find_entity_redirect("e_other")?, None);
+            assert_eq!(
+                tx.list_entity_redirects()?,
+                vec![
+                    ("e_mid".to_string(), "e_new".to_string()),
+                    ("e_old".to_string(), "e_new".to_string())
+                ]
+            );
+            Ok(())
+        })
+        .expect("alice's redirects read back");
 }
 
 /// A revision whose snapshots are a few bytes and one whose snapshots are many kilobytes (what an

@@ -291,6 +291,13 @@ pub trait Tx {
     // Entities.
     fn upsert_entity(&mut self, entity: &Entity) -> StoreResult<()>;
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>>;
+    /// Points an entity id that another replaced (a person re-keyed when its anchor identifier
+    /// changed) at the new id; a later call for the same old id replaces the target.
+    fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()>;
+    /// Where a replaced entity id points, if anywhere.
+    fn find_entity_redirect(&mut self, old_id: &str) -> StoreResult<Option<String>>;
+    /// Every redirect, `(old id, new id)` by old id (for copies).
+    fn list_entity_redirects(&mut self) -> StoreResult<Vec<(String, String)>>;
     fn list_entities(&mut self) -> StoreResult<Vec<Entity>>;
     fn delete_entity(&mut self, id: &str) -> StoreResult<()>;
     fn insert_identifier(

@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -43,13 +43,14 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(SqliteStore::open(&path).unwrap());
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.execute_batch(
-        "DROP TABLE owner_versions; DROP TABLE revision_meetings; PRAGMA user_version = 1;",
+        "DROP TABLE owner_versions; DROP TABLE revision_meetings; DROP TABLE entity_redirects; \
+         PRAGMA user_version = 1;",
     )
     .unwrap();
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -123,12 +124,14 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
             .unwrap();
     }
     let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute_batch("DROP TABLE revision_meetings; PRAGMA user_version = 2;")
-        .unwrap();
+    raw.execute_batch(
+        "DROP TABLE revision_meetings; DROP TABLE entity_redirects; PRAGMA user_version = 2;",
+    )
+    .unwrap();
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;

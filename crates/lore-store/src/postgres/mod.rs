@@ -17,14 +17,19 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::sqlite::{
-    CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS, INSERT_REVISION_MEETING,
-    LINK_COLUMNS, MEETING_COLUMNS, REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING,
-    REVISION_COLUMNS, SUGGESTION_COLUMNS, TASK_COLUMNS,
+    CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS, FIND_ENTITY_REDIRECT,
+    INSERT_REVISION_MEETING, LINK_COLUMNS, LIST_ENTITY_REDIRECTS, MEETING_COLUMNS,
+    REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING, REVISION_COLUMNS, SET_ENTITY_REDIRECT,
+    SUGGESTION_COLUMNS, TASK_COLUMNS,
 };
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
-const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema_v1.sql"),
+    include_str!("schema_v2.sql"),
+    include_str!("schema_v3.sql"),
+];
 const MAX_IDLE_CONNECTIONS: usize = 16;
 const MAX_ATTEMPTS: u32 = 6;
 
@@ -1261,6 +1266,24 @@ impl Tx for PgTx<'_, '_> {
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
         let owner = self.owner.clone();
         self.all(REVISIONS_NAMING_MEETING, &[&owner, &meeting], first_text)
+    }
+
+    fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()> {
+        let owner = self.owner.clone();
+        self.exec(SET_ENTITY_REDIRECT, &[&owner, &old_id, &new_id])
+            .map(|_| ())
+    }
+
+    fn find_entity_redirect(&mut self, old_id: &str) -> StoreResult<Option<String>> {
+        let owner = self.owner.clone();
+        self.one(FIND_ENTITY_REDIRECT, &[&owner, &old_id], first_text)
+    }
+
+    fn list_entity_redirects(&mut self) -> StoreResult<Vec<(String, String)>> {
+        let owner = self.owner.clone();
+        self.all(LIST_ENTITY_REDIRECTS, &[&owner], |row| {
+            Ok((text(row, 0)?, text(row, 1)?))
+        })
     }
 
     fn replace_revision_snapshots(

@@ -13,7 +13,7 @@ fn column<'a, T: postgres::types::FromSql<'a>>(row: &'a Row, index: usize) -> St
         .map_err(|error| StoreError::Backend(format!("column {index}: {error}")))
 }
 
-fn text(row: &Row, index: usize) -> StoreResult<String> {
+pub fn text(row: &Row, index: usize) -> StoreResult<String> {
     column(row, index)
 }
 

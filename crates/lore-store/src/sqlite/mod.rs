@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v1.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
+    include_str!("schema_v4.sql"),
 ];
 
 /// The schema version that added `revision_meetings`: opening an older database fills it in for
@@ -598,6 +599,13 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
 pub(crate) use read_side::REVISIONS_NAMING_MEETING;
+pub(crate) const SET_ENTITY_REDIRECT: &str =
+    "INSERT INTO entity_redirects (owner, old_id, new_id) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (owner, old_id) DO UPDATE SET new_id = excluded.new_id";
+pub(crate) const FIND_ENTITY_REDIRECT: &str =
+    "SELECT new_id FROM entity_redirects WHERE owner = ?1 AND old_id = ?2";
+pub(crate) const LIST_ENTITY_REDIRECTS: &str =
+    "SELECT old_id, new_id FROM entity_redirects WHERE owner = ?1 ORDER BY old_id";
 
 impl Store for SqliteStore {
     fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
@@ -1810,6 +1818,23 @@ impl Tx for SqliteTx<'_> {
             params![self.owner, meeting],
             |row| row.get(0),
         )
+    }
+
+    fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()> {
+        self.exec(SET_ENTITY_REDIRECT, params![self.owner, old_id, new_id])
+            .map(|_| ())
+    }
+
+    fn find_entity_redirect(&mut self, old_id: &str) -> StoreResult<Option<String>> {
+        self.one(FIND_ENTITY_REDIRECT, params![self.owner, old_id], |row| {
+            row.get(0)
+        })
+    }
+
+    fn list_entity_redirects(&mut self) -> StoreResult<Vec<(String, String)>> {
+        self.all(LIST_ENTITY_REDIRECTS, params![self.owner], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
     }
 
     fn replace_revision_snapshots(
