@@ -724,3 +724,40 @@ fn python_recomputes_every_id_and_parses_every_frontmatter_as_yaml() {
     );
     assert!(stdout.contains("ids ok"), "{stdout}");
 }
+
+/// An entity's exported page lists the links its `show` lists: its own, and those a meeting attached
+/// to it, with the meeting and the reason.
+#[test]
+fn exported_pages_list_attached_links_as_show_does() {
+    let engine = demo_engine();
+    let out = tempfile::tempdir().unwrap();
+    engine.export_markdown(OWNER, out.path()).unwrap();
+    let pages: Vec<String> = read_tree(out.path())
+        .into_iter()
+        .map(|(_, bytes)| String::from_utf8(bytes).unwrap())
+        .collect();
+    let mut attached = 0;
+    for row in engine.list_entities(OWNER).unwrap() {
+        let view = engine
+            .show(OWNER, &row.id, &lore_engine::ShowOptions::default())
+            .unwrap();
+        for link in &view.links {
+            let Some(by) = &link.attached else {
+                continue;
+            };
+            attached += 1;
+            let line = format!("({}) ({}, ", link.url, link.resource_type);
+            let expected = format!("; attached by meeting {}: ", by.meeting);
+            assert!(
+                pages.iter().any(|page| page.contains(&row.id)
+                    && page
+                        .lines()
+                        .any(|l| l.contains(&line) && l.contains(&expected))),
+                "{}'s page lacks {}",
+                row.name,
+                link.url
+            );
+        }
+    }
+    assert!(attached > 0, "the demo attaches links to entities");
+}
