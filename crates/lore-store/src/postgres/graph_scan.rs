@@ -65,11 +65,9 @@ impl PgTx<'_, '_> {
     pub(super) fn owner_version(&mut self) -> StoreResult<i64> {
         let owner = self.owner.clone();
         Ok(self
-            .one(
-                "SELECT version FROM owner_versions WHERE owner = ?1",
-                &[&owner],
-                |row| Ok(row.get::<_, i64>(0)),
-            )?
+            .one(crate::sqlite::OWNER_VERSION, &[&owner], |row| {
+                Ok(row.get::<_, i64>(0))
+            })?
             .unwrap_or(0))
     }
 

@@ -313,10 +313,7 @@ impl Store for PostgresStore {
     fn cached_graph(&self, owner: &str) -> bool {
         let version = self.admin(|client| {
             client
-                .query_opt(
-                    "SELECT version FROM owner_versions WHERE owner = $1",
-                    &[&owner],
-                )
+                .query_opt(&dialect(crate::sqlite::OWNER_VERSION), &[&owner])
                 .map(|row| row.map_or(0, |row| row.get::<_, i64>(0)))
         });
         version.is_ok_and(|version| self.graphs.held(owner, version).is_some())

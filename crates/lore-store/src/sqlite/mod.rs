@@ -599,6 +599,9 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
 pub(crate) use read_side::REVISIONS_NAMING_MEETING;
+/// An owner's write count (`owner_versions`), read by both backends' transactions and PostgreSQL's
+/// store.
+pub(crate) const OWNER_VERSION: &str = "SELECT version FROM owner_versions WHERE owner = ?1";
 pub(crate) const SET_ENTITY_REDIRECT: &str =
     "INSERT INTO entity_redirects (owner, old_id, new_id) VALUES (?1, ?2, ?3) \
      ON CONFLICT (owner, old_id) DO UPDATE SET new_id = excluded.new_id";
@@ -937,11 +940,7 @@ impl<'c> SqliteTx<'c> {
     /// The owner's version in this snapshot (`owner_versions`; 0 before its first write).
     fn owner_version(&self) -> StoreResult<i64> {
         Ok(self
-            .one(
-                "SELECT version FROM owner_versions WHERE owner = ?1",
-                params![self.owner],
-                |row| row.get(0),
-            )?
+            .one(OWNER_VERSION, params![self.owner], |row| row.get(0))?
             .unwrap_or(0))
     }
 
