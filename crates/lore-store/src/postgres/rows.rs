@@ -21,7 +21,7 @@ fn optional_text(row: &Row, index: usize) -> StoreResult<Option<String>> {
     column(row, index)
 }
 
-fn int(row: &Row, index: usize) -> StoreResult<i64> {
+pub fn int(row: &Row, index: usize) -> StoreResult<i64> {
     column(row, index)
 }
 
@@ -33,7 +33,7 @@ fn ts(row: &Row, index: usize) -> StoreResult<Ts> {
     int(row, index).map(Ts)
 }
 
-fn optional_ts(row: &Row, index: usize) -> StoreResult<Option<Ts>> {
+pub fn optional_ts(row: &Row, index: usize) -> StoreResult<Option<Ts>> {
     optional_int(row, index).map(|value| value.map(Ts))
 }
 

@@ -610,7 +610,7 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
      ON CONFLICT DO NOTHING";
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
-pub(crate) use read_side::REVISIONS_NAMING_MEETING;
+pub(crate) use read_side::{REVISIONS_NAMING_MEETING, SUBJECT_CLAIM_BOUNDS};
 /// An owner's write count (`owner_versions`), read by both backends' transactions and PostgreSQL's
 /// store.
 pub(crate) const OWNER_VERSION: &str = "SELECT version FROM owner_versions WHERE owner = ?1";
@@ -2535,20 +2535,16 @@ impl Tx for SqliteTx<'_> {
     fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<crate::SubjectClaimBounds> {
         // One row out instead of every claim decoded. SQL's aggregate min and max skip NULLs, as
         // the definition does; its two-argument min would not, so the columns are combined here.
-        let bounds = self.one(
-            read_side::SUBJECT_CLAIM_BOUNDS,
-            params![self.owner, entity],
-            |row| {
-                let at = |index: usize| -> rusqlite::Result<Option<Ts>> {
-                    Ok(row.get::<_, Option<i64>>(index)?.map(Ts))
-                };
-                Ok(crate::SubjectClaimBounds {
-                    count: row.get::<_, i64>(0)? as usize,
-                    earliest: at(1)?.into_iter().chain(at(2)?).min(),
-                    latest: at(3)?.into_iter().chain(at(4)?).max(),
-                })
-            },
-        )?;
+        let bounds = self.one(SUBJECT_CLAIM_BOUNDS, params![self.owner, entity], |row| {
+            let at = |index: usize| -> rusqlite::Result<Option<Ts>> {
+                Ok(row.get::<_, Option<i64>>(index)?.map(Ts))
+            };
+            Ok(crate::SubjectClaimBounds {
+                count: row.get::<_, i64>(0)? as usize,
+                earliest: at(1)?.into_iter().chain(at(2)?).min(),
+                latest: at(3)?.into_iter().chain(at(4)?).max(),
+            })
+        })?;
         Ok(bounds.unwrap_or_default())
     }
 
