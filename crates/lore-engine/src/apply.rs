@@ -107,18 +107,34 @@ impl Changes {
     /// identifier's value (`alias:entity|name|meeting`, `identifier:email|…`) are replaced by a
     /// hash of what follows the table name.
     pub fn erase_source_content(&mut self) {
-        self.before = erased(std::mem::take(&mut self.before), true);
-        self.after = erased(std::mem::take(&mut self.after), false);
+        self.erase_where(|_| true);
     }
 
     /// The same for the rows this mutation removed (whose last state is absent) only: what a
     /// re-ingest with different content keeps of the rows the earlier content had alone.
     pub fn erase_removed_content(&mut self) {
-        for (key, row) in self.before.iter_mut() {
-            if self.after.get(key).is_some_and(Value::is_null) {
-                *row = identifying_fields(std::mem::take(row));
-            }
-        }
+        let removed = self.removed_keys();
+        self.erase_where(|key| removed.contains(key));
+    }
+
+    /// Hashes the content-carrying keys `erase` picks (in both snapshots, so a row's first and
+    /// last states stay under one key) and cuts their first states to identifying fields.
+    fn erase_where(&mut self, erase: impl Fn(&str) -> bool) {
+        let rename = |key: String| match erase(&key) {
+            true => erased_key(key),
+            false => key,
+        };
+        self.after = std::mem::take(&mut self.after)
+            .into_iter()
+            .map(|(key, row)| (rename(key), row))
+            .collect();
+        self.before = std::mem::take(&mut self.before)
+            .into_iter()
+            .map(|(key, row)| match erase(&key) {
+                true => (erased_key(key), identifying_fields(row)),
+                false => (key, row),
+            })
+            .collect();
     }
 
     /// The keys of the rows this mutation removed (their last state is absent), as recorded.
@@ -196,23 +212,6 @@ const KEYS_WITH_CONTENT: &[&str] = &[
     "tag",
 ];
 
-/// A snapshot with the keys that carry content hashed and, with `rows`, every row cut to its
-/// identifying fields (`Changes::erase_source_content`).
-fn erased<S: FromIterator<(String, Value)>>(
-    snapshot: impl IntoIterator<Item = (String, Value)>,
-    rows: bool,
-) -> S {
-    snapshot
-        .into_iter()
-        .map(|(key, row)| {
-            (
-                erased_key(key),
-                if rows { identifying_fields(row) } else { row },
-            )
-        })
-        .collect()
-}
-
 /// A snapshot key with what follows the table name hashed when it carries content (once: a hashed
 /// key stays as it is).
 fn erased_key(key: String) -> String {
@@ -243,7 +242,7 @@ pub fn erase_whole_revisions(tx: &mut dyn Tx, revisions: &BTreeSet<String>) -> E
 /// undo), the rows whose key was removed (`removed`, as `Changes::removed_keys` lists them) and the
 /// rows `gone` says are the source's are cut to their identifying fields and marked erased; other
 /// rows stay whole. With `whole_meeting` (the meeting itself is deleted), an ingest of it that its
-/// runs no longer named is cut whole the same way. Returns how many revisions were rewritten.
+/// runs no longer named is cut whole the same way.
 pub fn erase_source_from_revisions(
     tx: &mut dyn Tx,
     meeting: &str,
@@ -251,9 +250,8 @@ pub fn erase_source_from_revisions(
     own: &BTreeSet<String>,
     removed: &BTreeSet<String>,
     gone: &dyn Fn(&str, &Value) -> bool,
-) -> EngineResult<usize> {
+) -> EngineResult<()> {
     erase_whole_revisions(tx, own)?;
-    let mut rewritten = own.len();
     for id in tx.list_revisions_naming_meeting(meeting)? {
         if own.contains(&id) {
             continue;
@@ -284,10 +282,9 @@ pub fn erase_source_from_revisions(
         let (before, after) = (erase(stored.before), erase(stored.after));
         if changed {
             tx.replace_revision_snapshots(&id, &before, &after)?;
-            rewritten += 1;
         }
     }
-    Ok(rewritten)
+    Ok(())
 }
 
 /// Whether a snapshot row is one of this meeting's: its `meeting:ID` row, or a row whose `meeting`
@@ -295,6 +292,45 @@ pub fn erase_source_from_revisions(
 pub fn row_of_meeting(meeting: &str, key: &str, row: &Value) -> bool {
     key.strip_prefix("meeting:") == Some(meeting)
         || row.get("meeting").and_then(Value::as_str) == Some(meeting)
+}
+
+/// A deleted source whose words leave the revision log (`erase_deleted_source`).
+pub enum DeletedSource<'a> {
+    /// A whole meeting: its rows wherever they were copied, its own ingests whole.
+    Meeting(&'a str),
+    /// A note or attachment of a meeting: its rows (by `source_id`) in the revisions naming that
+    /// meeting.
+    Part {
+        meeting: &'a str,
+        source_id: &'a str,
+    },
+}
+
+/// Erasure wins over history (SPEC 4), inside the mutation that deleted a source (a deletion, or
+/// an undone ingest): the earlier revisions lose its rows (`erase_source_from_revisions`) and the
+/// mutation's own revision keeps only what names the rows it removed
+/// (`Changes::erase_source_content`).
+pub fn erase_deleted_source(
+    tx: &mut dyn Tx,
+    changes: &mut Changes,
+    source: DeletedSource,
+) -> EngineResult<()> {
+    let removed = changes.removed_keys();
+    let own = std::mem::take(&mut changes.source_revisions);
+    match source {
+        DeletedSource::Meeting(meeting) => {
+            erase_source_from_revisions(tx, meeting, true, &own, &removed, &|key, row| {
+                row_of_meeting(meeting, key, row)
+            })?
+        }
+        DeletedSource::Part { meeting, source_id } => {
+            erase_source_from_revisions(tx, meeting, false, &own, &removed, &|_, row| {
+                row.get("source_id").and_then(Value::as_str) == Some(source_id)
+            })?
+        }
+    };
+    changes.erase_source_content();
+    Ok(())
 }
 
 /// The field an erased row carries (`"erased": true`): undo refuses a revision holding one.
@@ -321,12 +357,12 @@ fn identifying_fields(value: Value) -> Value {
 /// Whether a revision lost rows, or all of them, to erasure (a deleted source's): it cannot be
 /// undone.
 pub fn has_erased_rows(revision: &Revision) -> bool {
-    let erased = |row: &Value| row.get(ERASED_FIELD) == Some(&Value::Bool(true));
+    let marked = |row: &Value| row.get(ERASED_FIELD) == Some(&Value::Bool(true));
     [&revision.before, &revision.after].iter().any(|snapshot| {
-        erased(snapshot)
+        marked(snapshot)
             || snapshot
                 .as_object()
-                .is_some_and(|rows| rows.values().any(erased))
+                .is_some_and(|rows| rows.values().any(marked))
     })
 }
 

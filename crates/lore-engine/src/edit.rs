@@ -3,9 +3,10 @@
 use lore_core::ids::short_id;
 use lore_core::model::*;
 use lore_core::ObjectSpec;
-use serde_json::Value;
 
-use crate::apply::{remove_evidence, remove_meeting, settle, Changes};
+use crate::apply::{
+    erase_deleted_source, remove_evidence, remove_meeting, settle, Changes, DeletedSource,
+};
 use crate::ingest::{claim_value, upsert_claim, NewClaim};
 use crate::resolve::find_entity;
 use crate::{Engine, EngineError, EngineResult};
@@ -310,21 +311,8 @@ pub(crate) fn cascade_delete(
     snapshot: Snapshot,
 ) -> EngineResult<(EditReport, Vec<String>)> {
     let mut changes = Changes::default();
-    // The meeting whose revisions may hold the source's rows, and which of their rows are its.
-    let (erased_meeting, source_id, whole_meeting) = match source {
-        SourceRef::Meeting(_) => (None, String::new(), true),
-        SourceRef::Note(id) => (
-            tx.find_note(id)?.map(|note| note.meeting),
-            id.to_string(),
-            false,
-        ),
-        SourceRef::Attachment(id) => (
-            tx.find_attachment(id)?.map(|attachment| attachment.meeting),
-            id.to_string(),
-            false,
-        ),
-    };
-    let target = match source {
+    // The source's id, and the meeting whose revisions may hold its rows.
+    let (target, meeting) = match source {
         SourceRef::Meeting(id) => {
             let meeting = match tx.find_meeting(id)? {
                 Some(meeting) => meeting,
@@ -335,7 +323,7 @@ pub(crate) fn cascade_delete(
             let people = crate::people::people_taught_by(tx, &meeting.id)?;
             remove_meeting(tx, &meeting, &mut changes)?;
             crate::people::reconcile_people(tx, None, &people, &mut changes)?;
-            meeting.id
+            (meeting.id.clone(), meeting.id)
         }
         SourceRef::Note(id) => {
             let note = tx
@@ -350,7 +338,7 @@ pub(crate) fn cascade_delete(
                 serde_json::to_value(&note).ok(),
                 None,
             );
-            note.id
+            (note.id, note.meeting)
         }
         SourceRef::Attachment(id) => {
             let attachment = tx
@@ -365,7 +353,7 @@ pub(crate) fn cascade_delete(
                 serde_json::to_value(&attachment).ok(),
                 None,
             );
-            attachment.id
+            (attachment.id, attachment.meeting)
         }
     };
     let touched_slots = changes.slots.clone();
@@ -376,29 +364,16 @@ pub(crate) fn cascade_delete(
     crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded)?;
     let deleted = changes.changed_claims();
     if snapshot == Snapshot::Erased {
-        // Erasure wins over history (SPEC 4): earlier revisions that copied the source's rows (its
-        // ingests, a merge or re-keyed person that moved its evidence, an undo) lose them too.
-        let meeting = match whole_meeting {
-            true => Some(target.clone()),
-            false => erased_meeting,
+        // Earlier revisions that copied the source's rows (its ingests, a merge or re-keyed person
+        // that moved its evidence, an undo) lose them too.
+        let deleted = match source {
+            SourceRef::Meeting(_) => DeletedSource::Meeting(&meeting),
+            _ => DeletedSource::Part {
+                meeting: &meeting,
+                source_id: &target,
+            },
         };
-        if let Some(meeting) = meeting {
-            let removed = changes.removed_keys();
-            let gone = |key: &str, row: &Value| match whole_meeting {
-                true => crate::apply::row_of_meeting(&meeting, key, row),
-                false => row.get("source_id").and_then(Value::as_str) == Some(source_id.as_str()),
-            };
-            let own = std::mem::take(&mut changes.source_revisions);
-            crate::apply::erase_source_from_revisions(
-                tx,
-                &meeting,
-                whole_meeting,
-                &own,
-                &removed,
-                &gone,
-            )?;
-        }
-        changes.erase_source_content();
+        erase_deleted_source(tx, &mut changes, deleted)?;
     }
     let revision =
         changes.write_revision(tx, RevisionAction::SourceCascadeDelete, &target, None, now)?;

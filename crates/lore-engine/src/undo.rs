@@ -423,12 +423,11 @@ fn undo_ingest(
     settle(tx, &mut changes, now)?;
     // The meeting leaves as by a deletion, and its words with it (erasure, SPEC 4): this undo
     // cannot be undone (meetings are not restorable rows), ingesting the bundle again restores it.
-    let removed = changes.removed_keys();
-    let gone =
-        |key: &str, row: &serde_json::Value| crate::apply::row_of_meeting(&meeting.id, key, row);
-    let own = std::mem::take(&mut changes.source_revisions);
-    crate::apply::erase_source_from_revisions(tx, &meeting.id, true, &own, &removed, &gone)?;
-    changes.erase_source_content();
+    crate::apply::erase_deleted_source(
+        tx,
+        &mut changes,
+        crate::apply::DeletedSource::Meeting(&meeting.id),
+    )?;
     let id = changes.write_revision(
         tx,
         RevisionAction::Undo,

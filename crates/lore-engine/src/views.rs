@@ -123,6 +123,34 @@ pub struct AttachedBy {
     pub evidence: Option<String>,
 }
 
+/// The links an entity's page lists (`show`, the markdown export): its own, then those a meeting
+/// attached to it (a URL said or written near what the meeting said about it) and it does not have
+/// already, each with the meeting (by external id) and the reason.
+pub(crate) fn shown_links(
+    tx: &mut dyn Tx,
+    entity: &str,
+) -> EngineResult<Vec<(ResourceLink, Option<AttachedBy>)>> {
+    let mut links: Vec<(ResourceLink, Option<AttachedBy>)> = tx
+        .list_resource_links_by_entity(entity)?
+        .into_iter()
+        .map(|link| (link, None))
+        .collect();
+    for (link, attachment) in crate::links::attached_links(tx, entity)? {
+        if !links.iter().any(|(listed, _)| listed.url == link.url) {
+            let meeting = tx
+                .find_meeting(&attachment.meeting)?
+                .map_or(attachment.meeting.clone(), |m| m.external_id);
+            let attached = AttachedBy {
+                meeting,
+                reason: attachment.reason,
+                evidence: attachment.evidence,
+            };
+            links.push((link, Some(attached)));
+        }
+    }
+    Ok(links)
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TaskView {
     pub id: String,
@@ -386,25 +414,7 @@ pub(crate) fn entity_view_with_sources(
     alias_names.retain(|a| a != entity.display_name());
     observations.extend(aliases.iter().map(|a| (a.observed_at, MENTION_WEIGHT)));
 
-    let mut stored_links: Vec<(ResourceLink, Option<AttachedBy>)> = tx
-        .list_resource_links_by_entity(&entity.id)?
-        .into_iter()
-        .map(|link| (link, None))
-        .collect();
-    for (link, attachment) in crate::links::attached_links(tx, &entity.id)? {
-        if !stored_links.iter().any(|(l, _)| l.url == link.url) {
-            let meeting = tx
-                .find_meeting(&attachment.meeting)?
-                .map_or(attachment.meeting.clone(), |m| m.external_id);
-            let attached = AttachedBy {
-                meeting,
-                reason: attachment.reason,
-                evidence: attachment.evidence,
-            };
-            stored_links.push((link, Some(attached)));
-        }
-    }
-    let links = stored_links
+    let links = shown_links(tx, &entity.id)?
         .into_iter()
         .map(|(l, attached)| LinkView {
             url: l.url,

@@ -77,6 +77,23 @@ pub struct SubjectClaimBounds {
     pub latest: Option<Ts>,
 }
 
+impl SubjectClaimBounds {
+    /// From the aggregates both backends read (`SUBJECT_CLAIM_BOUNDS`): the count, then the
+    /// minimum and maximum of each time column (NULL, `None`, when no claim has one). SQL's
+    /// two-argument `min` would return NULL if either were, so the columns are combined here.
+    pub(crate) fn from_aggregates(
+        count: i64,
+        min: [Option<i64>; 2],
+        max: [Option<i64>; 2],
+    ) -> Self {
+        SubjectClaimBounds {
+            count: count as usize,
+            earliest: min.into_iter().flatten().min().map(Ts),
+            latest: max.into_iter().flatten().max().map(Ts),
+        }
+    }
+}
+
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
 #[derive(Clone, Debug, PartialEq)]

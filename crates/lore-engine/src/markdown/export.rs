@@ -565,23 +565,9 @@ fn entity_page(
         }
     }
 
-    // The entity's own links, then those a meeting attached to it (a URL said or written near
-    // what the meeting said about it), as `show` lists them. Import derives attachments from the
-    // meetings again, so this section is read by people only.
-    let mut links: Vec<(ResourceLink, Option<String>)> = tx
-        .list_resource_links_by_entity(&entity.id)?
-        .into_iter()
-        .map(|link| (link, None))
-        .collect();
-    for (link, attachment) in crate::links::attached_links(tx, &entity.id)? {
-        if !links.iter().any(|(listed, _)| listed.url == link.url) {
-            let meeting = tx
-                .find_meeting(&attachment.meeting)?
-                .map_or(attachment.meeting.clone(), |m| m.external_id);
-            let note = format!("attached by meeting {meeting}: {}", attachment.reason);
-            links.push((link, Some(note)));
-        }
-    }
+    // As `show` lists them. Import derives attachments from the meetings again, so this section is
+    // read by people only.
+    let links = crate::views::shown_links(tx, &entity.id)?;
     if !links.is_empty() {
         out.push_str("\n## Links\n\n");
         for (link, attached) in &links {
@@ -594,8 +580,9 @@ fn entity_page(
                 link.resource_type,
                 link.ingested_status
             );
-            if let Some(attached) = attached {
-                let _ = write!(out, "; {}", one_line(attached));
+            if let Some(by) = attached {
+                let note = format!("attached by meeting {}: {}", by.meeting, by.reason);
+                let _ = write!(out, "; {}", one_line(&note));
             }
             out.push('\n');
         }

@@ -1269,17 +1269,11 @@ impl Tx for PgTx<'_, '_> {
         // The same aggregate as SQLite's: one row instead of every claim decoded.
         let owner = self.owner.clone();
         let bounds = self.one(SUBJECT_CLAIM_BOUNDS, &[&owner, &entity], |row| {
-            Ok(crate::SubjectClaimBounds {
-                count: int(row, 0)? as usize,
-                earliest: optional_ts(row, 1)?
-                    .into_iter()
-                    .chain(optional_ts(row, 2)?)
-                    .min(),
-                latest: optional_ts(row, 3)?
-                    .into_iter()
-                    .chain(optional_ts(row, 4)?)
-                    .max(),
-            })
+            Ok(crate::SubjectClaimBounds::from_aggregates(
+                int(row, 0)?,
+                [optional_int(row, 1)?, optional_int(row, 2)?],
+                [optional_int(row, 3)?, optional_int(row, 4)?],
+            ))
         })?;
         Ok(bounds.unwrap_or_default())
     }

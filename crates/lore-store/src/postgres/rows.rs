@@ -25,7 +25,7 @@ pub fn int(row: &Row, index: usize) -> StoreResult<i64> {
     column(row, index)
 }
 
-fn optional_int(row: &Row, index: usize) -> StoreResult<Option<i64>> {
+pub fn optional_int(row: &Row, index: usize) -> StoreResult<Option<i64>> {
     column(row, index)
 }
 
@@ -33,7 +33,7 @@ fn ts(row: &Row, index: usize) -> StoreResult<Ts> {
     int(row, index).map(Ts)
 }
 
-pub fn optional_ts(row: &Row, index: usize) -> StoreResult<Option<Ts>> {
+fn optional_ts(row: &Row, index: usize) -> StoreResult<Option<Ts>> {
     optional_int(row, index).map(|value| value.map(Ts))
 }
 

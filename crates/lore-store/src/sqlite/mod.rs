@@ -1825,7 +1825,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
         self.all(
-            read_side::REVISIONS_NAMING_MEETING,
+            REVISIONS_NAMING_MEETING,
             params![self.owner, meeting],
             |row| row.get(0),
         )
@@ -2533,17 +2533,13 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<crate::SubjectClaimBounds> {
-        // One row out instead of every claim decoded. SQL's aggregate min and max skip NULLs, as
-        // the definition does; its two-argument min would not, so the columns are combined here.
+        // One row out instead of every claim decoded.
         let bounds = self.one(SUBJECT_CLAIM_BOUNDS, params![self.owner, entity], |row| {
-            let at = |index: usize| -> rusqlite::Result<Option<Ts>> {
-                Ok(row.get::<_, Option<i64>>(index)?.map(Ts))
-            };
-            Ok(crate::SubjectClaimBounds {
-                count: row.get::<_, i64>(0)? as usize,
-                earliest: at(1)?.into_iter().chain(at(2)?).min(),
-                latest: at(3)?.into_iter().chain(at(4)?).max(),
-            })
+            Ok(crate::SubjectClaimBounds::from_aggregates(
+                row.get(0)?,
+                [row.get(1)?, row.get(2)?],
+                [row.get(3)?, row.get(4)?],
+            ))
         })?;
         Ok(bounds.unwrap_or_default())
     }
