@@ -230,3 +230,62 @@ fn revision_snapshots_are_stored_compressed_and_old_text_rows_still_read() {
         })
         .unwrap();
 }
+
+/// Writes that follow each other closely let the write-ahead log grow (it cannot start over while
+/// the previous write's copy is still running); once writes pause, the checkpointer copies what is
+/// left and cuts the file to nothing, so a store that has gone quiet does not keep its peak log.
+#[test]
+fn the_log_is_cut_back_once_writes_pause() {
+    use lore_core::model::{Revision, RevisionAction};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let wal = dir.path().join("lore.db-wal");
+    let store = SqliteStore::open(&path).unwrap();
+    // Text that does not compress (snapshots are stored compressed): 1 MB per revision.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut noise = || {
+        (0..1 << 20)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'a' + (state % 26) as u8)
+            })
+            .collect::<String>()
+    };
+    let mut largest = 0;
+    for at in 0..8 {
+        let revision = Revision {
+            id: format!("r{at}"),
+            action: RevisionAction::ExtractionCommit,
+            target: "m1".into(),
+            secondary: None,
+            before: serde_json::json!({}),
+            after: serde_json::json!({ "text": noise() }),
+            created_at: lore_core::Ts(at),
+        };
+        store
+            .write("o", &mut |tx| tx.insert_revision(&revision))
+            .unwrap();
+        largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+    }
+    assert!(largest > 4 << 20, "the log reached only {largest} bytes");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::metadata(&wal).map_or(0, |m| m.len()) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the log kept {} bytes after writes paused",
+            std::fs::metadata(&wal).map_or(0, |m| m.len())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Nothing was lost by the cut.
+    let mut count = 0;
+    store
+        .read("o", &mut |tx| {
+            count = tx.list_revisions(100)?.len();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(count, 8);
+}

@@ -52,8 +52,14 @@ pub struct SqliteStore {
 /// Copies the write-ahead log into the database file on a thread of its own, so that a commit never
 /// pays for a checkpoint: after a commit that leaves the log above `CHECKPOINT_BYTES`, the writer
 /// wakes the thread, which runs a PASSIVE checkpoint on its own connection (it never blocks the
-/// writer or readers). The writer keeps SQLite's automatic checkpoint only as a backstop, at a size
-/// the thread normally never lets the log reach. Checkpoints are crash-safe wherever they stop.
+/// writer or readers). The writer keeps SQLite's automatic checkpoint only as a backstop.
+/// Checkpoints are crash-safe wherever they stop.
+///
+/// The log file is cut back by this thread too, once writes have paused for `IDLE_BEFORE_TRUNCATE`.
+/// While writes follow each other closely the log cannot start over (each write transaction begins
+/// before the copy of the last one has finished), so it grows up to the backstop; cutting a file of
+/// that size back in the writer (SQLite's `journal_size_limit`) took 25 ms of a commit (BENCHMARKS.md,
+/// twelfth round), so the writer's limit is the backstop's size and it rarely cuts anything.
 struct Checkpointer {
     wal: PathBuf,
     wake: std::sync::mpsc::SyncSender<()>,
@@ -61,6 +67,11 @@ struct Checkpointer {
 
 const CHECKPOINT_BYTES: u64 = 4 << 20;
 const BACKSTOP_CHECKPOINT_PAGES: i64 = 16_384;
+/// The log size the writer cuts back to after a transaction that took it past the backstop.
+const WRITER_LOG_LIMIT_BYTES: i64 = BACKSTOP_CHECKPOINT_PAGES * 4096;
+const IDLE_BEFORE_TRUNCATE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long the truncating checkpoint may wait for readers; meanwhile it holds writers back.
+const TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Checkpointer {
     fn start(path: &Path) -> StoreResult<Checkpointer> {
@@ -69,33 +80,66 @@ impl Checkpointer {
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(backend)?;
         let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let wal = PathBuf::from(wal);
+        let log = wal.clone();
         std::thread::Builder::new()
             .name("lore-checkpoint".into())
             .spawn(move || {
-                // Ends when the store (the only sender) is dropped.
-                while woken.recv().is_ok() {
-                    // A checkpoint that cannot finish now (busy) is retried at the next wake-up;
-                    // the writer's backstop bounds the log meanwhile.
-                    let _ = connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                use std::sync::mpsc::RecvTimeoutError;
+                let mut pending_cut = false;
+                loop {
+                    let woken = if pending_cut {
+                        woken.recv_timeout(IDLE_BEFORE_TRUNCATE)
+                    } else {
+                        woken.recv().map_err(|_| RecvTimeoutError::Disconnected)
+                    };
+                    match woken {
+                        Ok(()) => {
+                            // A checkpoint that cannot finish now (busy) is retried at the next
+                            // wake-up; the writer's backstop bounds the log meanwhile.
+                            let _ =
+                                connection
+                                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                            pending_cut = true;
+                        }
+                        Err(RecvTimeoutError::Timeout) => {
+                            pending_cut = false;
+                            if log_bytes(&log) > CHECKPOINT_BYTES {
+                                truncate_log(&connection);
+                            }
+                        }
+                        // The store (the only sender) was dropped.
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
                 }
             })
             .map_err(|error| StoreError::Backend(format!("cannot start checkpointer: {error}")))?;
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
-        Ok(Checkpointer {
-            wal: PathBuf::from(wal),
-            wake,
-        })
+        Ok(Checkpointer { wal, wake })
     }
 
     /// Called after each commit: wakes the thread when the log has grown past the threshold.
     fn committed(&self) {
-        let big = std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > CHECKPOINT_BYTES);
-        if big {
+        if log_bytes(&self.wal) > CHECKPOINT_BYTES {
             // A full channel means a checkpoint is already pending.
             let _ = self.wake.try_send(());
         }
     }
+}
+
+fn log_bytes(wal: &Path) -> u64 {
+    std::fs::metadata(wal).map_or(0, |m| m.len())
+}
+
+/// Copies what is left of the log and cuts the file to nothing, waiting at most `TRUNCATE_WAIT` for
+/// readers (a writer that arrives meanwhile waits for it); when it cannot, the file stays as it is
+/// until the next pause.
+fn truncate_log(connection: &Connection) {
+    if connection.busy_timeout(TRUNCATE_WAIT).is_ok() {
+        let _ = connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
+    let _ = connection.busy_timeout(std::time::Duration::from_secs(10));
 }
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -122,10 +166,11 @@ impl SqliteStore {
             .lock()?
             .pragma_update(None, "wal_autocheckpoint", BACKSTOP_CHECKPOINT_PAGES)
             .map_err(backend)?;
-        // Once checkpointed, the log is cut back to this size instead of keeping its peak.
+        // After a transaction larger than the backstop the writer cuts the log back to it; smaller
+        // logs are cut back by the checkpointer once writes pause.
         store
             .lock()?
-            .pragma_update(None, "journal_size_limit", CHECKPOINT_BYTES as i64)
+            .pragma_update(None, "journal_size_limit", WRITER_LOG_LIMIT_BYTES)
             .map_err(backend)?;
         store.checkpointer = Some(Checkpointer::start(path)?);
         store.graphs = Some(start_builds(
