@@ -251,26 +251,23 @@ pub fn sync_entities_meetings(
     Ok(())
 }
 
-/// The meeting links attached to the entity, as stored, with the attachment that shows each (for
-/// `show`); a URL attached from several meetings is listed once, from the earliest.
+/// The meeting links attached to the entity, as stored, with the attachment that shows each and the
+/// attaching meeting's external id (for `show`); a URL attached from several meetings is listed once,
+/// from the earliest.
 pub fn attached_links(
     tx: &mut dyn Tx,
     entity: &str,
-) -> EngineResult<Vec<(ResourceLink, LinkAttachment)>> {
-    let mut by_meeting: BTreeMap<String, Vec<ResourceLink>> = BTreeMap::new();
-    let mut found: Vec<(ResourceLink, LinkAttachment)> = Vec::new();
-    for row in tx.list_link_attachments_by_entity(entity)? {
-        if !by_meeting.contains_key(&row.meeting) {
-            let links = tx.list_resource_links_by_meeting(&row.meeting)?;
-            by_meeting.insert(row.meeting.clone(), links);
-        }
-        if let Some(link) = by_meeting[&row.meeting].iter().find(|l| l.id == row.link) {
-            found.push((link.clone(), row));
-        }
-    }
-    found.sort_by(|(a, _), (b, _)| (a.first_seen_at, &a.url).cmp(&(b.first_seen_at, &b.url)));
+) -> EngineResult<Vec<lore_store::AttachedLink>> {
+    let mut found = tx.list_attached_links(entity)?;
+    found.sort_by(|a, b| {
+        (a.link.first_seen_at, &a.link.url, &a.link.id).cmp(&(
+            b.link.first_seen_at,
+            &b.link.url,
+            &b.link.id,
+        ))
+    });
     let mut seen = BTreeSet::new();
-    found.retain(|(link, _)| seen.insert(link.url.clone()));
+    found.retain(|attached| seen.insert(attached.link.url.clone()));
     Ok(found)
 }
 

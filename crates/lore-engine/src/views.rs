@@ -135,20 +135,36 @@ pub(crate) fn shown_links(
         .into_iter()
         .map(|link| (link, None))
         .collect();
-    for (link, attachment) in crate::links::attached_links(tx, entity)? {
-        if !links.iter().any(|(listed, _)| listed.url == link.url) {
-            let meeting = tx
-                .find_meeting(&attachment.meeting)?
-                .map_or(attachment.meeting.clone(), |m| m.external_id);
-            let attached = AttachedBy {
-                meeting,
-                reason: attachment.reason,
-                evidence: attachment.evidence,
+    for attached in crate::links::attached_links(tx, entity)? {
+        if !links
+            .iter()
+            .any(|(listed, _)| listed.url == attached.link.url)
+        {
+            let by = AttachedBy {
+                meeting: attached.meeting_external_id,
+                reason: attached.attachment.reason,
+                evidence: attached.attachment.evidence,
             };
-            links.push((link, Some(attached)));
+            links.push((attached.link, Some(by)));
         }
     }
     Ok(links)
+}
+
+/// [`shown_links`] as the entity page lists them.
+pub(crate) fn link_views(tx: &mut dyn Tx, entity: &str) -> EngineResult<Vec<LinkView>> {
+    Ok(shown_links(tx, entity)?
+        .into_iter()
+        .map(|(l, attached)| LinkView {
+            url: l.url,
+            resource_type: l.resource_type,
+            title: l.title,
+            ingested_status: l.ingested_status,
+            external_key: l.external_key,
+            provenance: l.provenance,
+            attached,
+        })
+        .collect())
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -250,8 +266,9 @@ impl Engine {
         })
     }
 
-    /// The current projection of one entity by id: stored attributes and brief, active claims and
-    /// resource links (the hot read behind entity pages; no evidence).
+    /// The current projection of one entity by id: stored attributes and brief, active claims, its
+    /// resource links and the meeting links attached to it, as `show` lists them (the hot read behind
+    /// entity pages; no evidence).
     pub fn projection(&self, owner: &str, id: &str) -> EngineResult<Projection> {
         self.read(owner, |tx| {
             let entity = tx
@@ -271,19 +288,7 @@ impl Engine {
                     id: claim.id,
                 })
                 .collect();
-            let links = tx
-                .list_resource_links_by_entity(id)?
-                .into_iter()
-                .map(|l| LinkView {
-                    url: l.url,
-                    resource_type: l.resource_type,
-                    title: l.title,
-                    ingested_status: l.ingested_status,
-                    external_key: l.external_key,
-                    provenance: l.provenance,
-                    attached: None,
-                })
-                .collect();
+            let links = link_views(tx, id)?;
             Ok(Projection {
                 id: entity.id.clone(),
                 kind: entity.kind,
@@ -414,18 +419,7 @@ pub(crate) fn entity_view_with_sources(
     alias_names.retain(|a| a != entity.display_name());
     observations.extend(aliases.iter().map(|a| (a.observed_at, MENTION_WEIGHT)));
 
-    let links = shown_links(tx, &entity.id)?
-        .into_iter()
-        .map(|(l, attached)| LinkView {
-            url: l.url,
-            resource_type: l.resource_type,
-            title: l.title,
-            ingested_status: l.ingested_status,
-            external_key: l.external_key,
-            provenance: l.provenance,
-            attached,
-        })
-        .collect();
+    let links = link_views(tx, &entity.id)?;
     let mut tasks = Vec::new();
     for task in tx.list_tasks_by_entity(&entity.id)? {
         let assignee = names.named(tx, task.assignee.as_deref())?.map(|n| n.name);

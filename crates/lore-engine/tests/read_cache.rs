@@ -388,12 +388,13 @@ fn postgres_graphs_through_the_index_equal_a_fresh_stores() {
 }
 
 /// What the reader's page index answers for one id: the entity row, its active claims, its resource
-/// links, and the projection (`show`) built from them.
+/// links, the meeting links attached to it, and the projection (`show`) built from them.
 type PageReads = (
     String,
     Option<lore_core::model::Entity>,
     Vec<lore_store::ProjectedClaim>,
     Vec<lore_core::model::ResourceLink>,
+    Vec<lore_store::AttachedLink>,
     Option<lore_engine::Projection>,
 );
 
@@ -412,17 +413,18 @@ fn all_page_reads(engine: &Engine, owner: &str) -> Vec<PageReads> {
     ids.dedup();
     ids.into_iter()
         .map(|id| {
-            let (entity, claims, links) = engine
+            let (entity, claims, links, attached) = engine
                 .read(owner, |tx| {
                     Ok((
                         tx.find_entity(&id)?,
                         tx.list_projected_claims(&id)?,
                         tx.list_resource_links_by_entity(&id)?,
+                        tx.list_attached_links(&id)?,
                     ))
                 })
                 .unwrap();
             let projection = engine.projection(owner, &id).ok();
-            (id, entity, claims, links, projection)
+            (id, entity, claims, links, attached, projection)
         })
         .collect()
 }
@@ -460,6 +462,10 @@ fn pages_through_the_index_follow_random_writes() {
             "step {step}: {pages:?}"
         );
         let warm = all_page_reads(&engine, OWNER);
+        assert!(
+            warm.iter().any(|(.., attached, _)| !attached.is_empty()),
+            "step {step}: the examples attach no meeting link to any entity"
+        );
         let fresh = open(&path, &clock);
         assert_eq!(warm, all_page_reads(&fresh, OWNER), "step {step}");
         assert_eq!(fresh.store().cached_pages(OWNER), None);
@@ -471,10 +477,11 @@ fn pages_through_the_index_follow_random_writes() {
                         tx.find_entity(id)?,
                         tx.list_projected_claims(id)?,
                         tx.list_resource_links_by_entity(id)?,
+                        tx.list_attached_links(id)?,
                     ))
                 })
                 .unwrap();
-            assert_eq!(other, (None, vec![], vec![]), "{id} leaked");
+            assert_eq!(other, (None, vec![], vec![], vec![]), "{id} leaked");
             assert!(engine.projection(OTHER, id).is_err());
         }
         if warm != previous {

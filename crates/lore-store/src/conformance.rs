@@ -32,6 +32,109 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     subject_claim_bounds_equal_their_definition(make_store().as_ref());
     entity_redirects_point_old_ids_at_new_ones(make_store().as_ref());
     meeting_counts_equal_the_lists(make_store().as_ref());
+    attached_links_equal_their_definition(make_store().as_ref());
+}
+
+/// `list_attached_links` (one join) answers what its definition reads attachment by attachment: only
+/// attachments whose link is one of the attaching meeting's links, the meeting's external id (its
+/// id when the meeting has no row), in link id order, and nothing of another owner's rows.
+fn attached_links_equal_their_definition(store: &dyn Store) {
+    let link = |id: &str, meeting: Option<&str>, entity: Option<&str>, url: &str| ResourceLink {
+        id: id.into(),
+        entity: entity.map(str::to_string),
+        meeting: meeting.map(str::to_string),
+        source_kind: SourceKind::Meeting,
+        source_id: meeting.unwrap_or("m1").into(),
+        resource_type: ResourceType::Webpage,
+        url: url.into(),
+        external_key: None,
+        title: Some(format!("Title of {id}")),
+        provenance: LinkProvenance::MeetingChat,
+        ingested_status: "url_only".into(),
+        first_seen_at: Ts(10),
+        last_seen_at: Ts(20),
+    };
+    let attach = |link: &str, entity: &str, meeting: &str, reason: &str| LinkAttachment {
+        link: link.into(),
+        entity: entity.into(),
+        meeting: meeting.into(),
+        reason: reason.into(),
+        evidence: (reason == "claim").then(|| format!("ev-{link}")),
+    };
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_meeting(&sample_meeting("m2"))?;
+            tx.upsert_entity(&sample_entity("e1"))?;
+            tx.upsert_entity(&sample_entity("e2"))?;
+            let url = |path: &str| format!("https://{owner}.example/{path}");
+            for row in [
+                link("l1", Some("m1"), None, &url("a")),
+                link("l2", Some("m2"), None, &url("b")),
+                link("l3", Some("m1"), None, &url("c")),
+                link("l4", None, Some("e1"), &url("d")),
+                // A meeting without a row (its external id is then its id).
+                link("l5", Some("m3"), None, &url("e")),
+            ] {
+                tx.upsert_resource_link(&row)?;
+            }
+            let rows = if owner == "alice" {
+                vec![
+                    attach("l1", "e1", "m1", "claim"),
+                    attach("l2", "e1", "m2", "title"),
+                    // Not one of m2's links: not listed.
+                    attach("l3", "e1", "m2", "title"),
+                    attach("l5", "e1", "m3", "repository"),
+                    // No such link.
+                    attach("l9", "e1", "m1", "claim"),
+                    attach("l1", "e2", "m1", "organization"),
+                ]
+            } else {
+                vec![attach("l3", "e1", "m1", "claim")]
+            };
+            for row in rows {
+                tx.upsert_link_attachment(&row)?;
+            }
+            Ok(())
+        })
+        .expect("attached links: writes");
+    }
+    write(store, "alice", |tx| {
+        for entity in ["e1", "e2", "missing"] {
+            let by_definition = crate::attached_links_by_definition(tx, entity)?;
+            assert_eq!(tx.list_attached_links(entity)?, by_definition, "{entity}");
+        }
+        let e1 = tx.list_attached_links("e1")?;
+        let listed: Vec<(&str, &str, &str)> = e1
+            .iter()
+            .map(|a| {
+                (
+                    a.link.id.as_str(),
+                    a.meeting_external_id.as_str(),
+                    a.link.url.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            vec![
+                ("l1", "ext-m1", "https://alice.example/a"),
+                ("l2", "ext-m2", "https://alice.example/b"),
+                ("l5", "m3", "https://alice.example/e"),
+            ]
+        );
+        assert_eq!(e1[0].attachment, attach("l1", "e1", "m1", "claim"));
+        Ok(())
+    })
+    .expect("attached links equal their definition");
+    write(store, "bob", |tx| {
+        let e1 = tx.list_attached_links("e1")?;
+        assert_eq!(e1.len(), 1);
+        assert_eq!(e1[0].link.url, "https://bob.example/c");
+        assert!(tx.list_attached_links("e2")?.is_empty());
+        Ok(())
+    })
+    .expect("attached links are the owner's");
 }
 
 /// `meeting_counts` counts what the per-meeting lists return, for the owner only.

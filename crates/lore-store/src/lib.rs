@@ -123,6 +123,44 @@ pub struct ProjectedClaim {
     pub valid_to: Option<Ts>,
 }
 
+/// A meeting link attached to an entity (`link_attachments`), with the link's row and the
+/// meeting's external id (its internal id when the meeting has no row): what an entity page lists of
+/// it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttachedLink {
+    pub link: ResourceLink,
+    pub attachment: LinkAttachment,
+    pub meeting_external_id: String,
+}
+
+/// What [`Tx::list_attached_links`] answers, from the reads it replaces: each of the entity's
+/// attachments whose link is one of the attaching meeting's links, in link id order (the trait's
+/// default, and what the conformance suite holds the backends' joins to).
+pub fn attached_links_by_definition<X: Tx + ?Sized>(
+    tx: &mut X,
+    entity: &str,
+) -> StoreResult<Vec<AttachedLink>> {
+    let mut found = Vec::new();
+    for attachment in tx.list_link_attachments_by_entity(entity)? {
+        let link = tx
+            .list_resource_links_by_meeting(&attachment.meeting)?
+            .into_iter()
+            .find(|link| link.id == attachment.link);
+        if let Some(link) = link {
+            let meeting_external_id = tx
+                .find_meeting(&attachment.meeting)?
+                .map_or_else(|| attachment.meeting.clone(), |m| m.external_id);
+            found.push(AttachedLink {
+                link,
+                attachment,
+                meeting_external_id,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.link.id.cmp(&b.link.id));
+    Ok(found)
+}
+
 /// What a store holds of an owner's entity pages in memory (`Store::cached_pages`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CachedPages {
@@ -487,6 +525,12 @@ pub trait Tx {
     fn list_link_attachments_by_entity(&mut self, entity: &str)
         -> StoreResult<Vec<LinkAttachment>>;
     fn delete_link_attachment(&mut self, link: &str, entity: &str) -> StoreResult<()>;
+    /// The meeting links attached to the entity, each with its link row and the attaching meeting's
+    /// external id, in link id order ([`attached_links_by_definition`]; a backend answers in one
+    /// statement, the SQLite reader from its entity pages).
+    fn list_attached_links(&mut self, entity: &str) -> StoreResult<Vec<AttachedLink>> {
+        attached_links_by_definition(self, entity)
+    }
     /// Records that a meeting taught an identifier; an identical row is kept once.
     fn insert_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()>;
     /// Every meeting that taught this identifier.

@@ -17,10 +17,10 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::sqlite::{
-    CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS, FIND_ENTITY_REDIRECT,
-    INSERT_REVISION_MEETING, LINK_COLUMNS, LIST_ENTITY_REDIRECTS, MEETING_COLUMNS,
-    REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING, REVISION_COLUMNS, SET_ENTITY_REDIRECT,
-    SUBJECT_CLAIM_BOUNDS, SUGGESTION_COLUMNS, TASK_COLUMNS,
+    ATTACHED_LINKS, CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS,
+    FIND_ENTITY_REDIRECT, INSERT_REVISION_MEETING, LINK_COLUMNS, LIST_ENTITY_REDIRECTS,
+    MEETING_COLUMNS, REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING, REVISION_COLUMNS,
+    SET_ENTITY_REDIRECT, SUBJECT_CLAIM_BOUNDS, SUGGESTION_COLUMNS, TASK_COLUMNS,
 };
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
@@ -1693,6 +1693,11 @@ impl Tx for PgTx<'_, '_> {
             &[&owner, &entity],
             link_attachment_row,
         )
+    }
+
+    fn list_attached_links(&mut self, entity: &str) -> StoreResult<Vec<crate::AttachedLink>> {
+        let owner = self.owner.clone();
+        self.all(&ATTACHED_LINKS, &[&owner, &entity], attached_link_row)
     }
 
     fn delete_link_attachment(&mut self, link: &str, entity: &str) -> StoreResult<()> {

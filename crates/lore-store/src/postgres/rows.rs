@@ -237,6 +237,23 @@ pub fn link_row(row: &Row) -> StoreResult<ResourceLink> {
     })
 }
 
+/// A row of the attached links' join (SQLite's `read_side::ATTACHED_LINKS`): the link's columns,
+/// then the attachment's.
+pub fn attached_link_row(row: &Row) -> StoreResult<crate::AttachedLink> {
+    let link = link_row(row)?;
+    Ok(crate::AttachedLink {
+        attachment: LinkAttachment {
+            link: link.id.clone(),
+            entity: text(row, 13)?,
+            reason: text(row, 14)?,
+            evidence: optional_text(row, 15)?,
+            meeting: text(row, 16)?,
+        },
+        meeting_external_id: text(row, 17)?,
+        link,
+    })
+}
+
 pub fn task_row(row: &Row) -> StoreResult<Task> {
     Ok(Task {
         id: text(row, 0)?,

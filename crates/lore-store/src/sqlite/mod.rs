@@ -655,7 +655,7 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
      ON CONFLICT DO NOTHING";
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
-pub(crate) use read_side::{REVISIONS_NAMING_MEETING, SUBJECT_CLAIM_BOUNDS};
+pub(crate) use read_side::{ATTACHED_LINKS, REVISIONS_NAMING_MEETING, SUBJECT_CLAIM_BOUNDS};
 /// An owner's write count (`owner_versions`), read by both backends' transactions and PostgreSQL's
 /// store.
 pub(crate) const OWNER_VERSION: &str = "SELECT version FROM owner_versions WHERE owner = ?1";
@@ -2368,6 +2368,17 @@ impl Tx for SqliteTx<'_> {
                     evidence: row.get(4)?,
                 })
             },
+        )
+    }
+
+    fn list_attached_links(&mut self, entity: &str) -> StoreResult<Vec<crate::AttachedLink>> {
+        if let Some(links) = self.held_pages().and_then(|pages| pages.attached(entity)) {
+            return Ok(links);
+        }
+        self.all(
+            &read_side::ATTACHED_LINKS,
+            params![self.owner, entity],
+            attached_link_row,
         )
     }
 

@@ -1,5 +1,6 @@
 //! An owner's entity pages held in memory on the reader (issue 8): for every entity, what the
-//! projection (`show`) reads of it: its row, its active claims and its resource links.
+//! projection (`show`) reads of it: its row, its active claims, its resource links and the meeting
+//! links attached to it.
 //!
 //! Read through SQLite, a projection descends three b-trees (entities, `claims_by_subject`,
 //! `resource_links_by_entity`). In a large file each descent's lower levels are no longer in the CPU's
@@ -10,9 +11,9 @@
 //!
 //! It is kept per owner and owner version (`owner_versions`) by the store's `lore-entity-pages`
 //! thread (`owner_builds.rs`), so each answer is exactly what the matching query answers in a
-//! snapshot that sees that version: `find_entity`, `list_projected_claims` and
-//! `list_resource_links_by_entity`; another owner's write leaves it in place. It is built in one pass
-//! over three scans in entity order, from a snapshot of the thread's own connection, when
+//! snapshot that sees that version: `find_entity`, `list_projected_claims`,
+//! `list_resource_links_by_entity` and `list_attached_links`; another owner's write leaves it in
+//! place. It is built in one pass over four scans in entity order, from a snapshot of the thread's own connection, when
 //! `Store::prewarm` asks (`lore serve` and `lore mcp` run it at start) and once a version has answered
 //! [`BUILD_AFTER_READS`] projections by queries, so a one-shot process (`lore show`) never scans the
 //! whole owner to answer one entity, and no read waits for a build. The reader's memo holds the pages
@@ -29,14 +30,14 @@ use rusqlite::params;
 use super::rows::*;
 use super::{backend, SqliteTx, ENTITY_COLUMNS, LINK_COLUMNS};
 use crate::fast_hash::{FastHasher, FastMap, FastSet};
-use crate::{CachedPages, ProjectedClaim, StoreResult};
+use crate::{AttachedLink, CachedPages, ProjectedClaim, StoreResult};
 
 /// Projections an owner version answers by queries before the pages are asked for: a thousand such
 /// reads (about 10 µs each) cost about what a build costs at scale 1 of `lore bench`; a larger
 /// owner's build costs more (about 0.2 s at scale 10, 1.5 s at scale 100), on the build thread.
 pub(super) const BUILD_AFTER_READS: u32 = 1_000;
 
-/// The three scans an index is built from, each in entity id order so that one pass merges them (text
+/// The scans an index is built from, each in entity id order so that one pass merges them (text
 /// compares as bytes in SQLite's default collation, as in Rust). Within an entity, claims come in the
 /// order `PROJECTED_CLAIMS` returns them (status is one value here) and links as `LINKS_BY_ENTITY`.
 const ACTIVE_CLAIMS: &str = "SELECT subject, id, predicate, value_text, object_entity, \
@@ -80,7 +81,7 @@ impl PageIndex {
         Some((page.str()? == id).then_some(page))
     }
 
-    /// Part `n` of the id's page (0 entity, 1 claims, 2 links) read by `read`; `absent` for an id
+    /// Part `n` of the id's page (0 entity, 1 claims, 2 links, 3 attached links) read by `read`; `absent` for an id
     /// with no page, `None` when the index cannot tell (read it by query then).
     fn part<T>(
         &self,
@@ -110,6 +111,10 @@ impl PageIndex {
         self.part(entity, 2, Vec::new(), |page| page.list(Decoder::link))
     }
 
+    pub fn attached(&self, entity: &str) -> Option<Vec<AttachedLink>> {
+        self.part(entity, 3, Vec::new(), |page| page.list(Decoder::attached))
+    }
+
     /// How many entity rows the index holds, and the bytes of its buffers and table.
     pub fn held(&self) -> CachedPages {
         CachedPages {
@@ -127,10 +132,11 @@ struct Page {
     entity: Option<Entity>,
     claims: Vec<ProjectedClaim>,
     links: Vec<ResourceLink>,
+    attached: Vec<AttachedLink>,
 }
 
 impl SqliteTx<'_> {
-    /// Reads an owner's pages from this snapshot: three scans in entity order, merged in one pass and
+    /// Reads an owner's pages from this snapshot: four scans in entity order, merged in one pass and
     /// each page encoded as soon as it is complete. Only the encoded pages stay: rows decoded into
     /// Rust values (some fifty allocations per entity) are freed at once, instead of all of them
     /// after the build, which left the allocator handing out cold memory to the reads that followed.
@@ -145,9 +151,14 @@ impl SqliteTx<'_> {
         let mut entities = self.connection.prepare(&entities).map_err(backend)?;
         let mut claims = self.connection.prepare(ACTIVE_CLAIMS).map_err(backend)?;
         let mut links = self.connection.prepare(&links).map_err(backend)?;
+        let mut attachments = self
+            .connection
+            .prepare(&super::read_side::ALL_ATTACHED_LINKS)
+            .map_err(backend)?;
         let mut entities = entities.query(owner).map_err(backend)?;
         let mut claims = claims.query(owner).map_err(backend)?;
         let mut links = links.query(owner).map_err(backend)?;
+        let mut attachments = attachments.query(owner).map_err(backend)?;
         fn next<T>(
             rows: &mut rusqlite::Rows<'_>,
             map: impl Fn(&rusqlite::Row) -> rusqlite::Result<T>,
@@ -162,6 +173,7 @@ impl SqliteTx<'_> {
         let mut entity = next(&mut entities, entity_row)?;
         let mut claim = next(&mut claims, claim_row)?;
         let mut link = next(&mut links, link_row)?;
+        let mut attached = next(&mut attachments, attached_link_row)?;
         let mut index = PageIndex::default();
         let mut buffer = Encoder(Vec::new());
         loop {
@@ -170,6 +182,7 @@ impl SqliteTx<'_> {
                 claim.as_ref().map(|(subject, _)| subject.as_str()),
                 link.as_ref()
                     .map(|l| l.entity.as_deref().unwrap_or_default()),
+                attached.as_ref().map(|a| a.attachment.entity.as_str()),
             ];
             let Some(id) = heads.into_iter().flatten().min().map(str::to_string) else {
                 break;
@@ -186,6 +199,10 @@ impl SqliteTx<'_> {
             while let Some(row) = link.take_if(|l| l.entity.as_deref() == Some(id.as_str())) {
                 page.links.push(row);
                 link = next(&mut links, link_row)?;
+            }
+            while let Some(row) = attached.take_if(|a| a.attachment.entity == id) {
+                page.attached.push(row);
+                attached = next(&mut attachments, attached_link_row)?;
             }
             index.insert(&id, &page, &mut buffer);
         }
@@ -213,13 +230,14 @@ impl PageIndex {
     }
 }
 
-/// A page as one buffer: the id, then the offsets (4 bytes each) of its three parts, then the entity
-/// row (a presence byte first), the claims and the links (each a count, then the rows). Lengths and
+/// A page as one buffer: the id, then the offsets (4 bytes each) of its four parts, then the entity
+/// row (a presence byte first), the claims, the links and the attached links (each a count, then the
+/// rows). Lengths and
 /// counts are LEB128, times zigzag LEB128, enumerations their names.
 fn encode(id: &str, page: &Page, out: &mut Encoder) {
     out.str(id);
     let offsets = out.0.len();
-    out.0.extend_from_slice(&[0; 12]);
+    out.0.extend_from_slice(&[0; 16]);
     let part = |out: &mut Encoder, at: usize| {
         let here = u32::try_from(out.0.len()).unwrap_or(u32::MAX).to_le_bytes();
         out.0[offsets + 4 * at..offsets + 4 * at + 4].copy_from_slice(&here);
@@ -241,6 +259,17 @@ fn encode(id: &str, page: &Page, out: &mut Encoder) {
     out.len(page.links.len());
     for link in &page.links {
         out.link(link);
+    }
+    part(out, 3);
+    out.len(page.attached.len());
+    for attached in &page.attached {
+        out.link(&attached.link);
+        let a = &attached.attachment;
+        out.str(&a.entity);
+        out.str(&a.reason);
+        out.opt(a.evidence.as_deref());
+        out.str(&a.meeting);
+        out.str(&attached.meeting_external_id);
     }
 }
 
@@ -459,7 +488,7 @@ impl<'a> Decoder<'a> {
         parse(self.str()?)
     }
 
-    /// Moves to the start of part `n` (0 entity, 1 claims, 2 links), after the id.
+    /// Moves to the start of part `n` (0 entity, 1 claims, 2 links, 3 attached links), after the id.
     fn skip_to(&mut self, n: usize) -> Option<()> {
         let slot = self.bytes.get(self.at + 4 * n..self.at + 4 * n + 4)?;
         self.at = u32::from_le_bytes(slot.try_into().ok()?) as usize;
@@ -578,6 +607,21 @@ impl<'a> Decoder<'a> {
             last_seen_at: self.ts()?,
         })
     }
+
+    fn attached(&mut self) -> Option<AttachedLink> {
+        let link = self.link()?;
+        Some(AttachedLink {
+            attachment: LinkAttachment {
+                link: link.id.clone(),
+                entity: self.string()?,
+                reason: self.string()?,
+                evidence: self.opt()?,
+                meeting: self.string()?,
+            },
+            meeting_external_id: self.string()?,
+            link,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -650,6 +694,24 @@ mod tests {
         }
     }
 
+    fn attached(id: &str, evidence: Option<&str>) -> AttachedLink {
+        AttachedLink {
+            link: ResourceLink {
+                entity: None,
+                meeting: Some("m_1".into()),
+                ..link(id)
+            },
+            attachment: LinkAttachment {
+                link: id.into(),
+                entity: "e_1".into(),
+                meeting: "m_1".into(),
+                reason: "claim".into(),
+                evidence: evidence.map(str::to_string),
+            },
+            meeting_external_id: "standup-2026-03-02".into(),
+        }
+    }
+
     /// Every field of every row comes back as it went in, from the index itself (`Some`), not from
     /// the fallback to queries a buffer it cannot read would cause.
     #[test]
@@ -663,6 +725,7 @@ mod tests {
                     entity: Some(entity("e_1")),
                     claims: vec![claim("c_1", None), claim("c_2", Some("émoji 🦀"))],
                     links: vec![link("r_1"), link("r_2")],
+                    attached: vec![attached("r_3", Some("ev_1")), attached("r_4", None)],
                 },
             ),
             (
@@ -670,7 +733,7 @@ mod tests {
                 Page {
                     entity: None,
                     claims: vec![claim("c_3", Some(""))],
-                    links: vec![],
+                    ..Page::default()
                 },
             ),
             (
@@ -692,18 +755,24 @@ mod tests {
             Some(vec![claim("c_1", None), claim("c_2", Some("émoji 🦀"))])
         );
         assert_eq!(index.links("e_1"), Some(vec![link("r_1"), link("r_2")]));
+        assert_eq!(
+            index.attached("e_1"),
+            Some(vec![attached("r_3", Some("ev_1")), attached("r_4", None)])
+        );
         assert_eq!(index.entity("e_2"), Some(None));
         assert_eq!(
             index.projected_claims("e_2"),
             Some(vec![claim("c_3", Some(""))])
         );
         assert_eq!(index.links("e_2"), Some(vec![]));
+        assert_eq!(index.attached("e_2"), Some(vec![]));
         assert_eq!(index.entity("e_3"), Some(Some(entity("e_3"))));
         assert_eq!(index.projected_claims("e_3"), Some(vec![]));
         // An id with no page: nothing, without asking the database.
         assert_eq!(index.entity("e_9"), Some(None));
         assert_eq!(index.projected_claims("e_9"), Some(vec![]));
         assert_eq!(index.links("e_9"), Some(vec![]));
+        assert_eq!(index.attached("e_9"), Some(vec![]));
         assert_eq!(index.held().entities, 2);
         assert_eq!(index.held().left_to_queries, 0);
     }
@@ -716,6 +785,7 @@ mod tests {
             entity: Some(entity("e_2")),
             claims: vec![claim("c_1", None)],
             links: vec![link("r_1")],
+            attached: vec![attached("r_2", None)],
         };
         let mut index = PageIndex::default();
         let mut buffer = Encoder(Vec::new());
@@ -733,7 +803,8 @@ mod tests {
             .pages
             .insert(digest("e_2"), whole[..whole.len() - 3].into());
         assert_eq!(index.entity("e_2"), Some(Some(entity("e_2"))));
-        assert_eq!(index.links("e_2"), None);
+        assert_eq!(index.links("e_2"), Some(vec![link("r_1")]));
+        assert_eq!(index.attached("e_2"), None);
         // A different id under the same key (as if hashes collided) reads as no page.
         index.pages.insert(digest("e_3"), whole.into());
         assert_eq!(index.entity("e_3"), Some(None));

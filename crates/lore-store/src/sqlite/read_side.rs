@@ -72,6 +72,27 @@ pub static LINKS_BY_ENTITY: std::sync::LazyLock<String> = std::sync::LazyLock::n
          ORDER BY first_seen_at, id"
     )
 });
+/// An entity's attached meeting links (`Tx::list_attached_links`; PostgreSQL runs the same text).
+pub static ATTACHED_LINKS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| attached_links("AND entity = ?2", "a_link"));
+/// Every attached link of the owner, by entity (the entity pages' build).
+pub static ALL_ATTACHED_LINKS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| attached_links("", "a_entity, a_link"));
+
+/// Attachments joined to their link, which must be one of the attaching meeting's links, and to the
+/// meeting's external id. The attachment's columns are renamed so that the link's need no prefix:
+/// the link's columns, then entity, reason, evidence, meeting and the meeting's external id.
+fn attached_links(filter: &str, order: &str) -> String {
+    format!(
+        "WITH a (a_entity, a_link, a_meeting, a_reason, a_evidence) AS (\
+         SELECT entity, link, meeting, reason, evidence FROM link_attachments \
+         WHERE owner = ?1 {filter}) \
+         SELECT {LINK_COLUMNS}, a_entity, a_reason, a_evidence, a_meeting, \
+         COALESCE((SELECT external_id FROM meetings WHERE owner = ?1 AND id = a_meeting), a_meeting) \
+         FROM a JOIN resource_links ON owner = ?1 AND id = a_link AND meeting = a_meeting \
+         ORDER BY {order}"
+    )
+}
 pub const CLAIMS_BY_PREDICATE: &str = "FROM claims WHERE owner = ?1 AND predicate = ?2 ORDER BY id";
 /// Graph, one hop from an entity through claims: written with `IN (SELECT ...)`, never a JOIN
 /// (PERF-NOTES: a JOIN here makes SQLite scan the whole claims index through a Bloom filter).
@@ -238,6 +259,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "projection: resource links",
             LINKS_BY_ENTITY.clone(),
             "COVERING INDEX resource_links_by_entity (owner=? AND entity=?)",
+        ),
+        (
+            "projection: attached meeting links",
+            ATTACHED_LINKS.clone(),
+            "link_attachments_by_entity (owner=? AND entity=?)",
         ),
     ]
 }

@@ -296,6 +296,22 @@ pub fn link_row(row: &Row) -> rusqlite::Result<ResourceLink> {
     })
 }
 
+/// A row of `read_side::ATTACHED_LINKS`: the link's columns, then the attachment's.
+pub fn attached_link_row(row: &Row) -> rusqlite::Result<crate::AttachedLink> {
+    let link = link_row(row)?;
+    Ok(crate::AttachedLink {
+        attachment: LinkAttachment {
+            link: link.id.clone(),
+            entity: get(row, 13)?,
+            reason: get(row, 14)?,
+            evidence: get(row, 15)?,
+            meeting: get(row, 16)?,
+        },
+        meeting_external_id: get(row, 17)?,
+        link,
+    })
+}
+
 pub fn task_row(row: &Row) -> rusqlite::Result<Task> {
     Ok(Task {
         id: get(row, 0)?,
