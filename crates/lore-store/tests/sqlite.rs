@@ -236,12 +236,63 @@ fn revision_snapshots_are_stored_compressed_and_old_text_rows_still_read() {
 /// left and cuts the file to nothing, so a store that has gone quiet does not keep its peak log.
 #[test]
 fn the_log_is_cut_back_once_writes_pause() {
-    use lore_core::model::{Revision, RevisionAction};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let wal = dir.path().join("lore.db-wal");
     let store = SqliteStore::open(&path).unwrap();
-    // Text that does not compress (snapshots are stored compressed): 1 MB per revision.
+    let largest = grow_the_log(&store, &wal);
+    assert!(largest > 4 << 20, "the log reached only {largest} bytes");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::metadata(&wal).map_or(0, |m| m.len()) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the log kept {} bytes after writes paused",
+            std::fs::metadata(&wal).map_or(0, |m| m.len())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Nothing was lost by the cut.
+    let mut count = 0;
+    store
+        .read("o", &mut |tx| {
+            count = tx.list_revisions(100)?.len();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(count, 8);
+}
+
+/// A store dropped right after such writes (a one-shot command) cuts the log itself.
+#[test]
+fn a_store_dropped_right_after_writes_leaves_no_large_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let wal = dir.path().join("lore.db-wal");
+    let store = SqliteStore::open(&path).unwrap();
+    let largest = grow_the_log(&store, &wal);
+    assert!(largest > 4 << 20, "the log reached only {largest} bytes");
+    drop(store);
+    let left = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(
+        left <= 4 << 20,
+        "the dropped store left a log of {left} bytes"
+    );
+    let store = SqliteStore::open(&path).unwrap();
+    let mut count = 0;
+    store
+        .read("o", &mut |tx| {
+            count = tx.list_revisions(100)?.len();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(count, 8);
+}
+
+/// Eight write transactions of 1 MB each, one right after the other; the largest size the log
+/// reached.
+fn grow_the_log(store: &SqliteStore, wal: &std::path::Path) -> u64 {
+    use lore_core::model::{Revision, RevisionAction};
+    // Text that does not compress (snapshots are stored compressed).
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let mut noise = || {
         (0..1 << 20)
@@ -267,25 +318,7 @@ fn the_log_is_cut_back_once_writes_pause() {
         store
             .write("o", &mut |tx| tx.insert_revision(&revision))
             .unwrap();
-        largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+        largest = largest.max(std::fs::metadata(wal).map_or(0, |m| m.len()));
     }
-    assert!(largest > 4 << 20, "the log reached only {largest} bytes");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::fs::metadata(&wal).map_or(0, |m| m.len()) > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the log kept {} bytes after writes paused",
-            std::fs::metadata(&wal).map_or(0, |m| m.len())
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    // Nothing was lost by the cut.
-    let mut count = 0;
-    store
-        .read("o", &mut |tx| {
-            count = tx.list_revisions(100)?.len();
-            Ok(())
-        })
-        .unwrap();
-    assert_eq!(count, 8);
+    largest
 }
