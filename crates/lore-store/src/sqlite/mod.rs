@@ -63,6 +63,7 @@ pub struct SqliteStore {
 struct Checkpointer {
     wal: PathBuf,
     wake: std::sync::mpsc::SyncSender<()>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 const CHECKPOINT_BYTES: u64 = 4 << 20;
@@ -70,8 +71,10 @@ const BACKSTOP_CHECKPOINT_PAGES: i64 = 16_384;
 /// The log size the writer cuts back to after a transaction that took it past the backstop.
 const WRITER_LOG_LIMIT_BYTES: i64 = BACKSTOP_CHECKPOINT_PAGES * 4096;
 const IDLE_BEFORE_TRUNCATE: std::time::Duration = std::time::Duration::from_secs(2);
-/// How long the truncating checkpoint may wait for readers; meanwhile it holds writers back.
+/// How long the checkpointer's cut may wait for readers; meanwhile it holds writers back.
 const TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long a dropped store's cut may wait for readers (of other processes: its own are done).
+const TRUNCATE_WAIT_AT_DROP: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Checkpointer {
     fn start(path: &Path) -> StoreResult<Checkpointer> {
@@ -84,7 +87,7 @@ impl Checkpointer {
         wal.push("-wal");
         let wal = PathBuf::from(wal);
         let log = wal.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("lore-checkpoint".into())
             .spawn(move || {
                 use std::sync::mpsc::RecvTimeoutError;
@@ -107,7 +110,7 @@ impl Checkpointer {
                         Err(RecvTimeoutError::Timeout) => {
                             pending_cut = false;
                             if log_bytes(&log) > CHECKPOINT_BYTES {
-                                truncate_log(&connection);
+                                truncate_log(&connection, TRUNCATE_WAIT);
                             }
                         }
                         // The store (the only sender) was dropped.
@@ -116,7 +119,13 @@ impl Checkpointer {
                 }
             })
             .map_err(|error| StoreError::Backend(format!("cannot start checkpointer: {error}")))?;
-        Ok(Checkpointer { wal, wake })
+        Ok(Checkpointer { wal, wake, thread })
+    }
+
+    /// Ends the thread, once any checkpoint it is running has finished.
+    fn stop(self) {
+        drop(self.wake);
+        let _ = self.thread.join();
     }
 
     /// Called after each commit: wakes the thread when the log has grown past the threshold.
@@ -133,12 +142,15 @@ impl Drop for SqliteStore {
     /// command, the benchmark) cuts a large log itself, so the file does not keep up to the
     /// backstop's size on disk, nor make the next open read it back.
     fn drop(&mut self) {
-        let Some(checkpointer) = &self.checkpointer else {
+        let Some(checkpointer) = self.checkpointer.take() else {
             return;
         };
-        if log_bytes(&checkpointer.wal) > CHECKPOINT_BYTES {
+        // The thread's own checkpoint would make this one give up at once.
+        let wal = checkpointer.wal.clone();
+        checkpointer.stop();
+        if log_bytes(&wal) > CHECKPOINT_BYTES {
             if let Ok(connection) = self.connection.lock() {
-                truncate_log(&connection);
+                truncate_log(&connection, TRUNCATE_WAIT_AT_DROP);
             }
         }
     }
@@ -148,11 +160,10 @@ fn log_bytes(wal: &Path) -> u64 {
     std::fs::metadata(wal).map_or(0, |m| m.len())
 }
 
-/// Copies what is left of the log and cuts the file to nothing, waiting at most `TRUNCATE_WAIT` for
-/// readers (a writer that arrives meanwhile waits for it); when it cannot, the file stays as it is
-/// until the next pause.
-fn truncate_log(connection: &Connection) {
-    if connection.busy_timeout(TRUNCATE_WAIT).is_ok() {
+/// Copies what is left of the log and cuts the file to nothing, waiting at most `wait` for readers (a
+/// writer that arrives meanwhile waits for it); when it cannot, the file stays as it is.
+fn truncate_log(connection: &Connection, wait: std::time::Duration) {
+    if connection.busy_timeout(wait).is_ok() {
         let _ = connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
     let _ = connection.busy_timeout(std::time::Duration::from_secs(10));
