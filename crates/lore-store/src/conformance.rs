@@ -63,10 +63,7 @@ fn attached_links_equal_their_definition(store: &dyn Store) {
     };
     for owner in ["alice", "bob"] {
         write(store, owner, |tx| {
-            tx.insert_meeting(&sample_meeting("m1"))?;
-            tx.insert_meeting(&sample_meeting("m2"))?;
-            tx.upsert_entity(&sample_entity("e1"))?;
-            tx.upsert_entity(&sample_entity("e2"))?;
+            two_meetings_two_entities(tx)?;
             let url = |path: &str| format!("https://{owner}.example/{path}");
             for row in [
                 link("l1", Some("m1"), None, &url("a")),
@@ -571,10 +568,7 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
     };
     for owner in ["alice", "bob"] {
         write(store, owner, |tx| {
-            tx.insert_meeting(&sample_meeting("m1"))?;
-            tx.insert_meeting(&sample_meeting("m2"))?;
-            tx.upsert_entity(&sample_entity("e1"))?;
-            tx.upsert_entity(&sample_entity("e2"))?;
+            two_meetings_two_entities(tx)?;
             for claim in slot_claims() {
                 tx.insert_claim(&claim)?;
             }
@@ -875,6 +869,14 @@ pub fn sample_entity(id: &str) -> Entity {
         weight_basis: 0.123_456_789_012_345_67,
         weight_latest: Some(Ts(2)),
     }
+}
+
+/// Meetings `m1` and `m2` and entities `e1` and `e2`.
+fn two_meetings_two_entities(tx: &mut dyn crate::Tx) -> StoreResult<()> {
+    tx.insert_meeting(&sample_meeting("m1"))?;
+    tx.insert_meeting(&sample_meeting("m2"))?;
+    tx.upsert_entity(&sample_entity("e1"))?;
+    tx.upsert_entity(&sample_entity("e2"))
 }
 
 pub fn sample_meeting(id: &str) -> Meeting {

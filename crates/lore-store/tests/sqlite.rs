@@ -236,9 +236,7 @@ fn revision_snapshots_are_stored_compressed_and_old_text_rows_still_read() {
 /// left and cuts the file to nothing, so a store that has gone quiet does not keep its peak log.
 #[test]
 fn the_log_is_cut_back_once_writes_pause() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let wal = dir.path().join("lore.db-wal");
+    let (_dir, path, wal) = temporary_database();
     let store = SqliteStore::open(&path).unwrap();
     let largest = grow_the_log(&store, &wal);
     assert!(largest > 4 << 20, "the log reached only {largest} bytes");
@@ -252,22 +250,13 @@ fn the_log_is_cut_back_once_writes_pause() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     // Nothing was lost by the cut.
-    let mut count = 0;
-    store
-        .read("o", &mut |tx| {
-            count = tx.list_revisions(100)?.len();
-            Ok(())
-        })
-        .unwrap();
-    assert_eq!(count, 8);
+    assert_eq!(revisions(&store), 8);
 }
 
 /// A store dropped right after such writes (a one-shot command) cuts the log itself.
 #[test]
 fn a_store_dropped_right_after_writes_leaves_no_large_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lore.db");
-    let wal = dir.path().join("lore.db-wal");
+    let (_dir, path, wal) = temporary_database();
     let store = SqliteStore::open(&path).unwrap();
     let largest = grow_the_log(&store, &wal);
     assert!(largest > 4 << 20, "the log reached only {largest} bytes");
@@ -277,7 +266,17 @@ fn a_store_dropped_right_after_writes_leaves_no_large_log() {
         left <= 4 << 20,
         "the dropped store left a log of {left} bytes"
     );
-    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(revisions(&SqliteStore::open(&path).unwrap()), 8);
+}
+
+/// A temporary folder with the database's and its log's paths.
+fn temporary_database() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, wal) = (dir.path().join("lore.db"), dir.path().join("lore.db-wal"));
+    (dir, path, wal)
+}
+
+fn revisions(store: &SqliteStore) -> usize {
     let mut count = 0;
     store
         .read("o", &mut |tx| {
@@ -285,7 +284,7 @@ fn a_store_dropped_right_after_writes_leaves_no_large_log() {
             Ok(())
         })
         .unwrap();
-    assert_eq!(count, 8);
+    count
 }
 
 /// Eight write transactions of 1 MB each, one right after the other; the largest size the log
