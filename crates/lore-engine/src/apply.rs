@@ -10,7 +10,7 @@ use lore_core::projection::{project, ProjectedClaim};
 use lore_core::reading::{weight_basis, MENTION_WEIGHT};
 use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::Ts;
-use lore_store::Tx;
+use lore_store::{SubjectClaimBounds, Tx};
 use serde_json::{json, Value};
 
 use crate::EngineResult;
@@ -689,11 +689,8 @@ fn rebuild_entity_with(
     let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
-    let claim_times = claims
-        .iter()
-        .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
-        .flatten();
-    derive_observed(&mut rebuilt, &alias_bounds, observations, claim_times);
+    let bounds = SubjectClaimBounds::of(&claims);
+    derive_observed(&mut rebuilt, &alias_bounds, observations, &bounds);
 
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for claim in &claims {
@@ -740,8 +737,7 @@ fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option
     let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
     let claims = tx.subject_claim_bounds(&entity.id)?;
     let mut rebuilt = entity.clone();
-    let claim_times = claims.earliest.into_iter().chain(claims.latest);
-    derive_observed(&mut rebuilt, &alias_bounds, observations, claim_times);
+    derive_observed(&mut rebuilt, &alias_bounds, observations, &claims);
     if rebuilt.display_name() != entity.display_name() {
         return Ok(None);
     }
@@ -750,13 +746,13 @@ fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option
 }
 
 /// An entity's fields derived from its names and observations: the canonical name (its earliest
-/// name), the first and last observation (of its names and its claims, `claim_times`) and the L19
+/// name), the first and last observation (of its names and its claims' time bounds) and the L19
 /// weight basis.
 fn derive_observed(
     rebuilt: &mut Entity,
     alias_bounds: &Option<(String, Ts, Ts)>,
     observations: Vec<Ts>,
-    claim_times: impl Iterator<Item = Ts>,
+    claims: &SubjectClaimBounds,
 ) {
     if let Some((first_alias, _, _)) = alias_bounds {
         rebuilt.canonical_name = first_alias.clone();
@@ -764,7 +760,8 @@ fn derive_observed(
     let observed = alias_bounds
         .iter()
         .flat_map(|(_, first, last)| [*first, *last])
-        .chain(claim_times);
+        .chain(claims.earliest)
+        .chain(claims.latest);
     let (mut first, mut last) = (None::<Ts>, None::<Ts>);
     for at in observed {
         first = Some(first.map_or(at, |f| f.min(at)));

@@ -286,18 +286,7 @@ fn subject_claim_bounds_equal_their_definition(store: &dyn Store) {
     }
     write(store, "alice", |tx| {
         for entity in ["e1", "e2", "e3", "missing"] {
-            let claims = tx.list_claims_by_subject(entity)?;
-            let times = || {
-                claims
-                    .iter()
-                    .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
-                    .flatten()
-            };
-            let expected = SubjectClaimBounds {
-                count: claims.len(),
-                earliest: times().min(),
-                latest: times().max(),
-            };
+            let expected = SubjectClaimBounds::of(&tx.list_claims_by_subject(entity)?);
             assert_eq!(tx.subject_claim_bounds(entity)?, expected, "{entity}");
         }
         let e1 = tx.subject_claim_bounds("e1")?;

@@ -78,6 +78,22 @@ pub struct SubjectClaimBounds {
 }
 
 impl SubjectClaimBounds {
+    /// Of these claims (an entity's, as `list_claims_by_subject` returns them): the definition the
+    /// backends' aggregates answer.
+    pub fn of(claims: &[Claim]) -> Self {
+        let times = || {
+            claims
+                .iter()
+                .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
+                .flatten()
+        };
+        SubjectClaimBounds {
+            count: claims.len(),
+            earliest: times().min(),
+            latest: times().max(),
+        }
+    }
+
     /// From the aggregates both backends read (`SUBJECT_CLAIM_BOUNDS`): the count, then the
     /// minimum and maximum of each time column (NULL, `None`, when no claim has one). SQL's
     /// two-argument `min` would return NULL if either were, so the columns are combined here.
@@ -675,18 +691,9 @@ pub trait Tx {
     /// first and last observation times: what an entity rebuild reads of its claims when none of
     /// them changed. A backend may answer without reading the claims' rows out.
     fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<SubjectClaimBounds> {
-        let claims = self.list_claims_by_subject(entity)?;
-        let times = || {
-            claims
-                .iter()
-                .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
-                .flatten()
-        };
-        Ok(SubjectClaimBounds {
-            count: claims.len(),
-            earliest: times().min(),
-            latest: times().max(),
-        })
+        Ok(SubjectClaimBounds::of(
+            &self.list_claims_by_subject(entity)?,
+        ))
     }
     /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each
     /// claim's rows in `list_status_changes` order. A backend may read them in one statement.

@@ -66,6 +66,8 @@ struct Checkpointer {
     thread: std::thread::JoinHandle<()>,
 }
 
+/// How long every connection waits for another's lock before it reports the database busy.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 const CHECKPOINT_BYTES: u64 = 4 << 20;
 const BACKSTOP_CHECKPOINT_PAGES: i64 = 16_384;
 /// The log size the writer cuts back to after a transaction that took it past the backstop.
@@ -79,9 +81,7 @@ const TRUNCATE_WAIT_AT_DROP: std::time::Duration = std::time::Duration::from_mil
 impl Checkpointer {
     fn start(path: &Path) -> StoreResult<Checkpointer> {
         let connection = Connection::open(path).map_err(backend)?;
-        connection
-            .busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(backend)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
         let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
@@ -166,7 +166,7 @@ fn truncate_log(connection: &Connection, wait: std::time::Duration) {
     if connection.busy_timeout(wait).is_ok() {
         let _ = connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
-    let _ = connection.busy_timeout(std::time::Duration::from_secs(10));
+    let _ = connection.busy_timeout(BUSY_TIMEOUT);
 }
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -222,9 +222,7 @@ impl SqliteStore {
     }
 
     fn setup(mut connection: Connection, blob_dir: PathBuf, wal: bool) -> StoreResult<SqliteStore> {
-        connection
-            .busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(backend)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
         if wal {
             let mode: String = connection
                 .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
@@ -539,9 +537,7 @@ fn open_reader(path: &Path) -> StoreResult<Connection> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(backend)?;
-    connection
-        .busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(backend)?;
+    connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
     tune(&connection)?;
     Ok(connection)
 }
