@@ -19,7 +19,7 @@ mod sqlite;
 pub mod testing;
 
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{search_candidates_statement, PostgresStore};
 
 pub use graph_adjacency::{
     AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, Runs, GRAPH_SCAN_LIMIT,

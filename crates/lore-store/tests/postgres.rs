@@ -56,3 +56,76 @@ fn every_foreign_key_leads_an_index_on_postgres() {
         "foreign keys without an index: {missing:#?}"
     );
 }
+
+/// A phrase search reads the GIN index, not every document of the owner newest first: PostgreSQL
+/// estimates a phrase as often as all its words together, so with `ORDER BY doc` it walks the primary
+/// key backwards expecting to fill the window early, and a rare phrase reads every document
+/// (`search_candidates_statement`). And the index keeps no pending list for searches to read through
+/// (schema_v4). The corpus is shaped like the benchmark's transcripts: twelve words per segment from
+/// forty.
+#[test]
+fn a_phrase_search_reads_the_full_text_index_on_postgres() {
+    let Some(base) = pg_test_url("a_phrase_search_reads_the_full_text_index_on_postgres") else {
+        return;
+    };
+    let url = fresh_pg_database(&base);
+    let blobs = tempfile::tempdir().unwrap();
+    drop(PostgresStore::open(&url, blobs.path()).unwrap());
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let options: Vec<String> = client
+        .query_one(
+            "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = 'search_docs_tsv'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        options.contains(&"fastupdate=off".to_string()),
+        "the full-text index keeps a pending list: {options:?}"
+    );
+    client
+        .batch_execute(
+            "SELECT setseed(0.25); \
+             INSERT INTO search_docs (owner, kind, ref, body) \
+             SELECT 'o', 'segment', 'm/' || g, \
+               (SELECT string_agg((ARRAY['atlas', 'roadmap', 'latency', 'budget', 'customer', \
+                  'pipeline', 'search', 'index', 'migration', 'review', 'launch', 'pricing', \
+                  'metrics', 'design', 'rollout', 'feedback', 'incident', 'capacity', 'hiring', \
+                  'contract', 'security', 'audit', 'storage', 'billing', 'mobile', 'onboarding', \
+                  'partner', 'support', 'quality', 'testing', 'release', 'schedule', 'vendor', \
+                  'training', 'analytics', 'network', 'compliance', 'forecast', 'strategy', \
+                  'workshop'])[1 + floor(random() * 40)::int], ' ') \
+                FROM generate_series(1, 12) AS w WHERE g > 0) \
+             FROM generate_series(1, 40000) AS g; \
+             ANALYZE search_docs;",
+        )
+        .unwrap();
+    let mut plan = |query: &str| -> String {
+        let parsed = lore_core::search::parse_search_query(query).unwrap();
+        let sql = lore_store::search_candidates_statement(&parsed);
+        let tsquery = match query.starts_with('"') {
+            true => "(atlas <-> latency)",
+            false => "(atlas)",
+        };
+        client
+            .query(
+                &format!("EXPLAIN {sql}"),
+                &[&"o", &tsquery, &Some("segment"), &1000i64],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let phrase = plan("\"atlas latency\"");
+    assert!(
+        phrase.contains("Bitmap Index Scan on search_docs_tsv"),
+        "a phrase search does not read the full-text index:\n{phrase}"
+    );
+    let word = plan("atlas");
+    assert!(
+        word.contains("Index Scan Backward using search_docs_pkey"),
+        "a common word no longer reads the newest documents first:\n{word}"
+    );
+}

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v1.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
+    include_str!("schema_v4.sql"),
 ];
 const MAX_IDLE_CONNECTIONS: usize = 16;
 const MAX_ATTEMPTS: u32 = 6;
@@ -74,6 +75,11 @@ fn dialect(sql: &str) -> String {
         out.push(if character == '?' { '$' } else { character });
     }
     out
+}
+
+/// The statement that finds `query`'s search candidates, as PostgreSQL runs it (for plan checks).
+pub fn search_candidates_statement(query: &lore_core::search::SearchQuery) -> String {
+    dialect(read_side::search_candidates_sql(query))
 }
 
 impl PostgresStore {
