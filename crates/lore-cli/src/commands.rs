@@ -256,9 +256,10 @@ pub enum Command {
         /// Keep the SQLite database when done (its path is printed), for --reads-only
         #[arg(long)]
         keep: bool,
-        /// Measure only the reads, on a database a --keep run left (its scale is the number of
-        /// meetings it holds, in thousands): no ingest, edits or deletions, nothing written
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["scale", "quick", "batch", "keep", "backend"])]
+        /// Measure only the reads, on a database a --keep run left, or the PostgreSQL database
+        /// (postgres://...) a --backend postgres run filled (its scale is the number of meetings it
+        /// holds, in thousands): no ingest, edits or deletions, nothing written
+        #[arg(long, value_name = "FILE|URL", conflicts_with_all = ["scale", "quick", "batch", "keep", "backend"])]
         reads_only: Option<std::path::PathBuf>,
     },
     /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
@@ -369,10 +370,15 @@ pub fn open_engine(db: &str) -> anyhow::Result<Engine> {
     Ok(Engine::new(open_store(db)?).with_clock(clock()?))
 }
 
+/// Whether `--db` (or `--reads-only`) names a PostgreSQL database rather than a SQLite file.
+pub fn is_postgres_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
 /// Opens the database `--db` names: a `postgres://` URL selects PostgreSQL, anything else is a SQLite
 /// file (created and migrated on first use).
 pub fn open_store(db: &str) -> anyhow::Result<Box<dyn lore_store::Store>> {
-    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+    if is_postgres_url(db) {
         let blobs = std::env::var("LORE_BLOB_DIR").unwrap_or_else(|_| "lore-blobs".to_string());
         let store = lore_store::PostgresStore::open(db, Path::new(&blobs))
             .with_context(|| format!("cannot open PostgreSQL database {}", redact_url(db)))?;
@@ -992,6 +998,9 @@ fn bench(
         bail!(BadInput("--scale must be between 1 and 1000".into()));
     }
     let (engine, file) = match (backend, &place) {
+        (_, BenchFile::Existing(path)) if is_postgres_url(&path.to_string_lossy()) => {
+            (open_engine(&path.to_string_lossy())?, None)
+        }
         (_, BenchFile::Existing(path)) => {
             if !path.is_file() {
                 bail!(BadInput(format!(
@@ -1015,7 +1024,7 @@ fn bench(
                 Some(path),
             )
         }
-        ("postgres", _) if db.starts_with("postgres") => (open_engine(db)?, None),
+        ("postgres", _) if is_postgres_url(db) => (open_engine(db)?, None),
         ("postgres", _) => bail!(BadInput(
             "--backend postgres needs --db postgres://... naming an empty database".into()
         )),

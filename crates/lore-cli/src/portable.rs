@@ -77,7 +77,7 @@ pub fn import(db: &str, owner: &str, format: ImportFormat, json: bool) -> anyhow
 }
 
 fn sqlite_path(db: &str) -> anyhow::Result<&Path> {
-    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+    if crate::commands::is_postgres_url(db) {
         bail!(BadInput(
             "backup and restore work on SQLite files; for PostgreSQL use pg_dump and pg_restore"
                 .into()

@@ -189,3 +189,74 @@ fn migrate_copies_sqlite_to_postgres_and_every_history_matches() {
         "a second migrate into a non-empty target is refused: {stderr}"
     );
 }
+
+/// `lore bench --backend postgres` runs end to end into an empty database (CI's smoke test of the
+/// PostgreSQL benchmark: it never fails on timing), and `--reads-only URL` measures the reads again
+/// on the database it filled, writing nothing.
+#[test]
+fn bench_on_postgres_then_reads_only_on_the_database_it_filled() {
+    let Some(base) = pg_test_url("bench_on_postgres_then_reads_only_on_the_database_it_filled")
+    else {
+        return;
+    };
+    let url = fresh_pg_database(&base);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--db",
+        &url,
+        "bench",
+        "--backend",
+        "postgres",
+        "--quick",
+        "--samples",
+        "5",
+        "--json",
+    ];
+    let (code, out, stderr) = lore(&args, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let report = json(&out);
+    assert_eq!(report["backend"], "postgres");
+    for op in [
+        "projection",
+        "hop1",
+        "hop2_bounded",
+        "fts_word",
+        "fts_phrase",
+        "known_at",
+        "cascade_delete",
+        "cascade_delete_rollback",
+    ] {
+        assert!(
+            report["ops"][op]["n"].as_u64().unwrap_or(0) > 0,
+            "{op} was not measured: {report}"
+        );
+    }
+    assert!(report["ingest"]["claims_per_s"].as_f64().unwrap_or(0.0) > 0.0);
+    let meetings = |dir: &std::path::Path| {
+        let (code, out, stderr) = lore(
+            &["--db", &url, "--owner", "bench", "meetings", "--json"],
+            dir,
+        );
+        assert_eq!(code, 0, "{stderr}");
+        json(&out).as_array().map(Vec::len).unwrap_or(0)
+    };
+    let before = meetings(dir.path());
+    assert!(before > 100, "{before} meetings");
+
+    let (code, out, stderr) = lore(
+        &["bench", "--reads-only", &url, "--samples", "5", "--json"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let report = json(&out);
+    assert_eq!(report["backend"], "postgres");
+    assert_eq!(
+        report["scale"], 1,
+        "the scale is inferred from the meetings"
+    );
+    assert!(report["ops"]["fts_phrase"]["n"].as_u64().unwrap_or(0) > 0);
+    assert!(report["ops"]["cascade_delete"].is_null(), "{report}");
+    assert!(report["ingest"].is_null(), "{report}");
+    assert!(!stderr.contains("ingesting"), "{stderr}");
+    assert_eq!(meetings(dir.path()), before, "a reads-only run wrote");
+}
