@@ -197,6 +197,17 @@ pub enum Command {
         #[arg(long)]
         off: bool,
     },
+    /// Name an entity by hand (every view shows it; its sources' names stay), or --clear to go back
+    /// to the name Lore derives
+    Rename {
+        entity: String,
+        /// The name to show
+        #[arg(required_unless_present = "clear", conflicts_with = "clear")]
+        name: Option<String>,
+        /// Remove the manual name
+        #[arg(long)]
+        clear: bool,
+    },
     /// Export knowledge as a Markdown wiki (OpenKB- and Obsidian-compatible)
     Export {
         #[command(subcommand)]
@@ -721,7 +732,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Undo { .. }
         | Command::Participant { .. }
         | Command::Task { .. }
-        | Command::Pin { .. }) => {
+        | Command::Pin { .. }
+        | Command::Rename { .. }) => {
             crate::identity_output::run(&open_engine(&cli.db)?, &owner, cli.json, command)?
         }
         Command::Export { format } => crate::portable::export(&cli.db, &owner, format, cli.json)?,

@@ -1,4 +1,4 @@
-//! The identity commands (merge, split, undo, participants, tasks, pin) and their output.
+//! The identity commands (merge, split, undo, participants, tasks, pin, rename) and their output.
 
 use std::fmt::Write;
 
@@ -75,6 +75,10 @@ pub fn run(engine: &Engine, owner: &str, json: bool, command: Command) -> anyhow
         }
         Command::Pin { entity, off } => {
             let report = engine.set_pinned(owner, &entity, !off)?;
+            print_value(json, &report, |r| format!("revision {}", r.revision));
+        }
+        Command::Rename { entity, name, .. } => {
+            let report = engine.set_manual_name(owner, &entity, name.as_deref())?;
             print_value(json, &report, |r| format!("revision {}", r.revision));
         }
         _ => unreachable!("only identity commands are routed here"),

@@ -305,6 +305,62 @@ fn pinned_entities_lead_the_weight_order_l19() {
     lore.run(&["entities", "--sort", "size"]).code(2);
 }
 
+/// `lore rename`: the manual name is what `show`, `entities` and search show, the sources' name
+/// stays beside it, `--clear` and `undo` bring the sources' name back, and bad input is exit 2.
+#[test]
+fn rename_names_an_entity_by_hand_and_clear_brings_the_sources_name_back() {
+    let lore = Lore::new();
+    lore.ingest_examples();
+    let renamed = lore.json(&["rename", "project:atlas", "Orion"]);
+    let rename = revision(&renamed);
+    let atlas = lore.json(&["show", "project:atlas"]);
+    assert_eq!(atlas["entity"]["name"], "Orion");
+    assert_eq!(atlas["entity"]["derived_name"], "Atlas");
+    let id = atlas["entity"]["id"].as_str().unwrap().to_string();
+    let listed = lore.json(&["entities"]);
+    let row = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == json!(id))
+        .expect("listed");
+    assert_eq!(row["name"], "Orion");
+    let hits = lore.json(&["search", "orion", "--kind", "entity"]);
+    assert!(
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .any(|hit| hit["id"] == json!(id)),
+        "{hits}"
+    );
+    // The people on the project show its new name.
+    let alice = lore.run(&["show", ALICE]).success().stdout;
+    assert!(alice.contains("Orion"), "{alice}");
+
+    // Bad input: no name, an empty one, the same name again, an unknown entity.
+    lore.run(&["rename", "project:atlas"]).code(2);
+    lore.run(&["rename", "project:atlas", "  "]).code(2);
+    lore.run(&["rename", "project:atlas", "Orion"]).code(2);
+    lore.run(&["rename", "project:nothing-here", "Orion"])
+        .code(2);
+    lore.run(&["rename", "project:atlas", "Orion", "--clear"])
+        .code(2);
+
+    lore.json(&["undo", &rename]);
+    let atlas = lore.json(&["show", "project:atlas"]);
+    assert_eq!(atlas["entity"]["name"], "Atlas");
+    assert!(atlas["entity"].get("derived_name").is_none(), "{atlas}");
+
+    lore.json(&["rename", "project:atlas", "Orion"]);
+    lore.json(&["rename", "project:atlas", "--clear"]);
+    assert_eq!(
+        lore.json(&["show", "project:atlas"])["entity"]["name"],
+        "Atlas"
+    );
+    lore.run(&["rename", "project:atlas", "--clear"]).code(2);
+    assert!(lore.json(&["check"])["ok"].as_bool().unwrap());
+}
+
 #[test]
 fn meeting_links_show_on_the_entities_they_concern_url_only() {
     let lore = Lore::new();
@@ -370,6 +426,8 @@ fn another_owner_cannot_touch_identity_l20() {
         vec!["participant", "remove", &meeting, &bob],
         vec!["task", "done", &task],
         vec!["pin", &bob],
+        vec!["rename", &bob, "Robert"],
+        vec!["rename", &bob, "--clear"],
     ] {
         let run = lore.run_as("b", &args).code(2);
         assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);

@@ -14,6 +14,9 @@ use crate::search::entity_weight;
 use crate::views::EntityRow;
 use crate::{Engine, EngineError, EngineResult};
 
+/// The longest manual name, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
 /// How `entities` orders its rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EntitySort {
@@ -94,6 +97,80 @@ impl Engine {
                 Some(&updated),
             );
             changes.entities.insert(entity.id.clone());
+            settle(tx, &mut changes, now)?;
+            let revision = changes.write_revision(
+                tx,
+                RevisionAction::ManualOverride,
+                &entity.id,
+                None,
+                now,
+            )?;
+            Ok(EditReport {
+                revision,
+                claim: None,
+                deleted: Vec::new(),
+            })
+        })
+    }
+
+    /// Names an entity by hand (`Some`), or goes back to the name Lore derives from its sources
+    /// (`None`). The manual name is what every view shows (L6: a manual value wins), and what
+    /// search finds beside the entity's other names; the entity keeps its identity, its sources' names
+    /// and its canonical name, which come back when the manual name is cleared. The entities whose
+    /// current view shows this one's name (their claims point at it) are rebuilt with the new name.
+    pub fn set_manual_name(
+        &self,
+        owner: &str,
+        entity: &str,
+        name: Option<&str>,
+    ) -> EngineResult<EditReport> {
+        let name = match name.map(str::trim) {
+            Some("") => {
+                return Err(EngineError::Invalid("the name must not be empty".into()));
+            }
+            Some(name) if name.chars().count() > MAX_NAME_CHARS => {
+                return Err(EngineError::Invalid(format!(
+                    "the name is longer than {MAX_NAME_CHARS} characters"
+                )));
+            }
+            Some(name) if name.chars().any(char::is_control) => {
+                return Err(EngineError::Invalid(
+                    "the name must be one line without control characters".into(),
+                ));
+            }
+            Some(name) => Some(lore_core::normalize::collapse_whitespace(name)),
+            None => None,
+        };
+        let now = self.now();
+        self.write(owner, |tx| {
+            let entity = find_entity(tx, entity)?;
+            if entity.manual_name == name {
+                return Err(EngineError::Conflict(match &name {
+                    Some(name) => format!("{} is already named '{name}'", entity.id),
+                    None => format!("{} has no manual name", entity.id),
+                }));
+            }
+            let mut changes = Changes::default();
+            let mut updated = entity.clone();
+            updated.manual_name = name.clone();
+            tx.upsert_entity(&updated)?;
+            changes.record_row(
+                format!("entity:{}", entity.id),
+                Some(&entity),
+                Some(&updated),
+            );
+            changes.entities.insert(entity.id.clone());
+            // The stored row already carries the new name, so the rebuild cannot see the change:
+            // the entities showing this name are named here.
+            if updated.display_name() != entity.display_name() {
+                for claim in tx.list_claims_linking(&entity.id, i64::MAX as usize)? {
+                    let points_here = claim.object_entity.as_deref() == Some(entity.id.as_str())
+                        || claim.context_entity.as_deref() == Some(entity.id.as_str());
+                    if points_here && claim.subject != entity.id {
+                        changes.entities.insert(claim.subject);
+                    }
+                }
+            }
             settle(tx, &mut changes, now)?;
             let revision = changes.write_revision(
                 tx,

@@ -92,6 +92,10 @@ pub struct EntityHeader {
     pub id: String,
     pub kind: EntityKind,
     pub name: String,
+    /// When the entity is named by hand (`name` is that name): the name its sources give it, which
+    /// clearing the manual name brings back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived_name: Option<String>,
     pub status: EntityStatus,
     pub emails: Vec<String>,
     pub domains: Vec<String>,
@@ -438,6 +442,10 @@ pub(crate) fn entity_view_with_sources(
             id: entity.id.clone(),
             kind: entity.kind,
             name: entity.display_name().to_string(),
+            derived_name: entity
+                .manual_name
+                .as_ref()
+                .map(|_| entity.canonical_name.clone()),
             status: entity.status,
             emails: entity.emails.clone(),
             domains: entity.domains.clone(),

@@ -645,6 +645,11 @@ fn web_cases(method: &str, path: &str, ids: &OwnerIds, a: &OwnerIds) -> Option<V
             cases
         }
         ("POST", "/entities/{id}/pin") => entity_form("pin", vec![("pinned", "true".into())]),
+        ("POST", "/entities/{id}/name") => {
+            let mut requests = entity_form("name", vec![("name", "Renamed by B".into())]);
+            requests.extend(entity_form("name", vec![("clear", "true".into())]));
+            requests
+        }
         ("POST", "/revisions/{id}/undo") => vec![post(
             format!("/revisions/{}/undo", ids.revision),
             vec![("back", a.person.clone())],

@@ -974,3 +974,72 @@ async fn adding_and_retracting_a_claim_through_the_forms() {
         .await;
     assert_eq!(wrong.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn renaming_through_the_form_and_back_to_the_sources_name() {
+    let fixture = demo_fixture();
+    let browser = Browser::signed_in(&fixture, OWNER).await;
+    let atlas = entity_id(&fixture, "project:atlas");
+    let alice = entity_id(&fixture, "alice@northwind.io");
+    let page = browser.get(&format!("/entities/{atlas}")).await;
+    assert!(page.body.contains("data-testid=\"rename-form\""));
+    assert!(!page.body.contains("data-testid=\"rename-clear\""));
+    let done = browser
+        .post(
+            &format!("/entities/{atlas}/name"),
+            &[("csrf", &page.csrf()), ("name", "Orion")],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER);
+    assert_eq!(done.location(), format!("/entities/{atlas}"));
+    let after = browser.follow(&done).await;
+    assert!(after.flash().is_some_and(|f| f.contains("Renamed")));
+    assert!(
+        after
+            .body
+            .contains("<h1 data-testid=\"entity-name\">Orion</h1>"),
+        "{}",
+        after.body
+    );
+    assert!(
+        after.body.contains("data-testid=\"rename-clear\""),
+        "the way back is offered"
+    );
+    // A page that links to the project names it so.
+    let alice_page = browser.get(&format!("/entities/{alice}")).await;
+    assert!(alice_page.body.contains(">Orion<"), "{}", alice_page.body);
+
+    // An empty name is refused with a flash error; nothing changes.
+    let before = lore_engine::state_dump(&fixture.engine, OWNER).unwrap();
+    let refused = browser
+        .post(
+            &format!("/entities/{atlas}/name"),
+            &[("csrf", &page.csrf()), ("name", "   ")],
+        )
+        .await;
+    let shown = browser.follow(&refused).await;
+    assert!(shown.body.contains("flash-error"), "{}", shown.body);
+    assert_eq!(
+        lore_engine::state_dump(&fixture.engine, OWNER).unwrap(),
+        before
+    );
+
+    let cleared = browser
+        .post(
+            &format!("/entities/{atlas}/name"),
+            &[("csrf", &page.csrf()), ("clear", "true")],
+        )
+        .await;
+    let shown = browser.follow(&cleared).await;
+    assert!(
+        shown
+            .body
+            .contains("<h1 data-testid=\"entity-name\">Atlas</h1>"),
+        "{}",
+        shown.body
+    );
+    assert!(!shown.body.contains("data-testid=\"rename-clear\""));
+    assert!(lore_engine::check_invariants(&fixture.engine, OWNER)
+        .unwrap()
+        .is_empty());
+}

@@ -28,6 +28,8 @@ pub struct FormFields {
     meeting: Option<String>,
     evidence: Option<String>,
     pinned: Option<String>,
+    name: Option<String>,
+    clear: Option<String>,
     back: Option<String>,
     username: Option<String>,
     password: Option<String>,
@@ -332,6 +334,36 @@ pub async fn pin(
             } else {
                 "Unpinned.".to_string()
             }
+        },
+    )
+    .await
+}
+
+/// Names the entity by hand, or (`clear`) goes back to the name its sources give it.
+pub async fn rename(
+    State(state): State<AppState>,
+    user: WebUser,
+    Path(id): Path<String>,
+    WebForm(form): WebForm<FormFields>,
+) -> Result<Response, WebError> {
+    user.check_csrf(&form.csrf)?;
+    ensure_entity(&state, &user, &id).await?;
+    let name = match form.clear.as_deref() == Some("true") {
+        true => None,
+        false => Some(form.name.clone().unwrap_or_default()),
+    };
+    let owner = user.owner.clone();
+    let entity = id.clone();
+    let cleared = name.is_none();
+    act(
+        &state,
+        &user,
+        &format!("/entities/{id}"),
+        true,
+        move |engine| engine.set_manual_name(&owner, &entity, name.as_deref()),
+        move |_| match cleared {
+            true => "The name from the sources is shown again.".to_string(),
+            false => "Renamed.".to_string(),
         },
     )
     .await

@@ -51,6 +51,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/entities/{id}/merge"),
     ("POST", "/entities/{id}/split"),
     ("POST", "/entities/{id}/pin"),
+    ("POST", "/entities/{id}/name"),
     ("POST", "/revisions/{id}/undo"),
     ("GET", "/meetings/{id}"),
     ("GET", "/meetings/{id}/delete"),
@@ -81,6 +82,7 @@ pub fn router(state: AppState) -> Router {
         .route("/entities/{id}/merge", post(actions::merge))
         .route("/entities/{id}/split", post(actions::split))
         .route("/entities/{id}/pin", post(actions::pin))
+        .route("/entities/{id}/name", post(actions::rename))
         .route("/revisions/{id}/undo", post(actions::undo))
         .route("/meetings/{id}", get(pages::meeting))
         .route(

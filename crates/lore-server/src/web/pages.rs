@@ -544,6 +544,22 @@ pub async fn entity(
                 input type="hidden" name="pinned" value=(if entity.pinned { "false" } else { "true" });
                 button.secondary type="submit" { @if entity.pinned { "Unpin" } @else { "Pin to home" } }
             }
+            details.rename {
+                summary { "Rename" }
+                form data-testid="rename-form" action={ "/entities/" (entity.id) "/name" } method="post" {
+                    (csrf_field(&user))
+                    label for="rename-name" { "Name to show" }
+                    input id="rename-name" type="text" name="name" value=(entity.name) required maxlength="200";
+                    button type="submit" { "Save name" }
+                }
+                @if let Some(derived) = &entity.derived_name {
+                    form.inline data-testid="rename-clear" action={ "/entities/" (entity.id) "/name" } method="post" {
+                        (csrf_field(&user))
+                        input type="hidden" name="clear" value="true";
+                        button.secondary type="submit" { "Show the name from the sources (" (derived) ")" }
+                    }
+                }
+            }
         }
         nav.tabs aria-label="Entity views" {
             a data-testid="tab-snapshot" href={ "/entities/" (entity.id) } aria-current=[(!history_tab).then_some("page")] { "Snapshot" }
