@@ -104,3 +104,88 @@ impl Engine {
         }
     }
 }
+
+/// A session's last use is written at most this often: every page view would otherwise be a write.
+/// The idle limit is days, so its precision does not suffer.
+pub const SESSION_TOUCH_EVERY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// Longest cookie value looked up (a real one is 64 hex characters).
+const MAX_COOKIE_LEN: usize = 128;
+
+fn millis(duration: std::time::Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Engine {
+    /// Starts a web workspace session for `owner` and returns its cookie value (32 random bytes as
+    /// hex), the only copy: the database keeps its SHA-256. Sessions idle for longer than `idle` are
+    /// ended on the way, so that the table holds only live ones.
+    pub fn start_web_session(
+        &self,
+        owner: &str,
+        idle: std::time::Duration,
+    ) -> EngineResult<String> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|error| {
+            EngineError::Internal(format!("no randomness for a session: {error}"))
+        })?;
+        let cookie = lore_core::ids::hex(&bytes);
+        let now = self.now();
+        let store = self.store();
+        store
+            .delete_web_sessions_idle_since(now.plus_millis(-millis(idle)))
+            .map_err(EngineError::from_store)?;
+        store
+            .insert_web_session(&lore_store::WebSession {
+                cookie_hash: lore_core::ids::sha256_hex(cookie.as_bytes()),
+                owner: owner.to_string(),
+                created_at: now,
+                last_seen_at: now,
+            })
+            .map_err(EngineError::from_store)?;
+        Ok(cookie)
+    }
+
+    /// The owner a session cookie is signed in as, or `None` when the cookie is unknown, ended or
+    /// idle for `idle` or longer (then it is ended). A use is recorded at most every
+    /// `SESSION_TOUCH_EVERY`.
+    pub fn web_session_owner(
+        &self,
+        cookie: &str,
+        idle: std::time::Duration,
+    ) -> EngineResult<Option<String>> {
+        if cookie.is_empty() || cookie.len() > MAX_COOKIE_LEN {
+            return Ok(None);
+        }
+        let hash = lore_core::ids::sha256_hex(cookie.as_bytes());
+        let store = self.store();
+        let Some(session) = store
+            .find_web_session(&hash)
+            .map_err(EngineError::from_store)?
+        else {
+            return Ok(None);
+        };
+        let now = self.now();
+        let unused = now.0.saturating_sub(session.last_seen_at.0);
+        if unused >= millis(idle) {
+            store
+                .delete_web_session(&hash)
+                .map_err(EngineError::from_store)?;
+            return Ok(None);
+        }
+        if unused >= millis(SESSION_TOUCH_EVERY) {
+            store
+                .touch_web_session(&hash, now)
+                .map_err(EngineError::from_store)?;
+        }
+        Ok(Some(session.owner))
+    }
+
+    /// Ends the session of a cookie (signing out); an unknown cookie is not an error.
+    pub fn end_web_session(&self, cookie: &str) -> EngineResult<()> {
+        self.store()
+            .delete_web_session(&lore_core::ids::sha256_hex(cookie.as_bytes()))
+            .map_err(EngineError::from_store)?;
+        Ok(())
+    }
+}

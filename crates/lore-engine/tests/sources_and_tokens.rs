@@ -187,6 +187,68 @@ fn tokens_resolve_to_their_owner_until_they_expire_or_are_revoked() {
     let _ = ShowOptions::default();
 }
 
+/// Web sessions: a cookie names its owner until it goes unused for the idle limit; a use is written
+/// at most every ten minutes; only the cookie's hash is stored; idle sessions are purged when a new
+/// one starts; signing out ends one.
+#[test]
+fn web_sessions_last_until_idle_and_store_only_the_cookies_hash() {
+    use lore_core::Ts;
+    use std::time::Duration;
+    let clock = TestClock::new("2026-01-01T00:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let idle = Duration::from_secs(3600);
+    let at = |text: &str| Ts::parse(text).unwrap();
+    let cookie = engine.start_web_session("alice", idle).unwrap();
+    assert_eq!(cookie.len(), 64);
+    let hash = lore_core::ids::sha256_hex(cookie.as_bytes());
+    let stored = engine.store().find_web_session(&hash).unwrap().unwrap();
+    assert_eq!(stored.owner, "alice");
+    assert!(engine.store().find_web_session(&cookie).unwrap().is_none());
+    let owner = |engine: &lore_engine::Engine, cookie: &str| {
+        engine.web_session_owner(cookie, idle).unwrap()
+    };
+    assert_eq!(owner(&engine, &cookie).as_deref(), Some("alice"));
+    assert_eq!(owner(&engine, "not-a-cookie"), None);
+    assert_eq!(owner(&engine, &"a".repeat(4096)), None);
+
+    // Five minutes later: still signed in, the use not written yet.
+    clock.set(at("2026-01-01T00:05:00Z"));
+    assert_eq!(owner(&engine, &cookie).as_deref(), Some("alice"));
+    let seen = |engine: &lore_engine::Engine| {
+        engine
+            .store()
+            .find_web_session(&hash)
+            .unwrap()
+            .map(|s| s.last_seen_at)
+    };
+    assert_eq!(seen(&engine), Some(at("2026-01-01T00:00:00Z")));
+    // Eleven minutes: written.
+    clock.set(at("2026-01-01T00:11:00Z"));
+    assert_eq!(owner(&engine, &cookie).as_deref(), Some("alice"));
+    assert_eq!(seen(&engine), Some(at("2026-01-01T00:11:00Z")));
+    // Used within the hour since then: alive; an hour unused: ended, and its row gone.
+    clock.set(at("2026-01-01T01:10:00Z"));
+    assert_eq!(owner(&engine, &cookie).as_deref(), Some("alice"));
+    clock.set(at("2026-01-01T02:10:00Z"));
+    assert_eq!(owner(&engine, &cookie), None, "idle for an hour");
+    assert_eq!(seen(&engine), None);
+
+    // Starting a session purges the idle ones of everyone.
+    let bob = engine.start_web_session("bob", idle).unwrap();
+    clock.set(at("2026-01-01T04:00:00Z"));
+    let carol = engine.start_web_session("carol", idle).unwrap();
+    let bob_hash = lore_core::ids::sha256_hex(bob.as_bytes());
+    assert!(engine
+        .store()
+        .find_web_session(&bob_hash)
+        .unwrap()
+        .is_none());
+    assert_eq!(owner(&engine, &carol).as_deref(), Some("carol"));
+    engine.end_web_session(&carol).unwrap();
+    assert_eq!(owner(&engine, &carol), None);
+    engine.end_web_session(&carol).unwrap();
+}
+
 /// Erasure wins over history (SPEC 4, L13): the revision a meeting's deletion writes names the rows it
 /// removed but keeps none of what the meeting said: no quote, title or name of it.
 #[test]

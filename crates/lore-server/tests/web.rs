@@ -1043,3 +1043,74 @@ async fn renaming_through_the_form_and_back_to_the_sources_name() {
         .unwrap()
         .is_empty());
 }
+
+/// Sessions live in the database: a server started again on the same file keeps everyone signed
+/// in (with the same form token, so a page loaded before the restart still posts), signing out ends
+/// the session on every server, and removing a user ends theirs at once.
+#[tokio::test]
+async fn a_session_survives_a_restart_and_ends_with_its_user() {
+    let fixture = fixture();
+    fixture
+        .engine
+        .create_user("zoe", "correct horse battery")
+        .unwrap();
+    let mut browser = Browser::anonymous(&fixture);
+    let ok = browser
+        .post(
+            "/signin",
+            &[("username", "zoe"), ("password", "correct horse battery")],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    browser.take_cookie(&ok);
+    let before = browser.get("/").await;
+    assert!(before.body.contains("Sign out (zoe)"), "{}", before.body);
+    let cookie = browser.cookie.clone().unwrap();
+    assert!(
+        !before.body.contains(&cookie),
+        "the page never shows the cookie"
+    );
+
+    // A second server on the same database file, as after a restart.
+    let engine = std::sync::Arc::new(engine_at(fixture._dir.path(), NOW));
+    let restarted = lore_server::app(engine.clone(), test_config());
+    let again = Browser {
+        router: restarted.router.clone(),
+        cookie: Some(cookie.clone()),
+    };
+    let home = again.get("/").await;
+    assert_eq!(home.status, StatusCode::OK, "{}", home.body);
+    assert!(home.body.contains("Sign out (zoe)"));
+    assert_eq!(home.csrf(), before.csrf(), "the form token is the cookie's");
+    // Another owner's session is another cookie: a made-up one is sent to sign in.
+    let stranger = Browser {
+        router: restarted.router.clone(),
+        cookie: Some("0".repeat(64)),
+    };
+    assert_eq!(stranger.get("/").await.status, StatusCode::SEE_OTHER);
+
+    // Removing the user (the CLI, another process) ends the session on every server.
+    engine.remove_user("zoe").unwrap();
+    for router in [&fixture.router, &restarted.router] {
+        let gone = Browser {
+            router: router.clone(),
+            cookie: Some(cookie.clone()),
+        };
+        let page = gone.get("/").await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER);
+        assert_eq!(page.location(), "/signin");
+    }
+
+    // Signing out on one server ends the session on the other.
+    let owner_session = Browser::signed_in(&fixture, OWNER).await;
+    let page = owner_session.get("/").await;
+    let out = owner_session
+        .post("/signout", &[("csrf", &page.csrf())])
+        .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    let elsewhere = Browser {
+        router: restarted.router.clone(),
+        cookie: owner_session.cookie.clone(),
+    };
+    assert_eq!(elsewhere.get("/").await.status, StatusCode::SEE_OTHER);
+}

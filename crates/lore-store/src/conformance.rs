@@ -21,6 +21,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     identity_facts_round_trip_per_owner(make_store().as_ref());
     api_tokens_round_trip_by_hash_only(make_store().as_ref());
     users_round_trip_by_name(make_store().as_ref());
+    web_sessions_round_trip_by_cookie_hash(make_store().as_ref());
     segments_insert_in_one_batch_as_one_by_one(make_store().as_ref());
     projection_and_snippet_reads_equal_their_definitions(make_store().as_ref());
     search_window_is_the_owners_newest_matches(make_store().as_ref());
@@ -786,6 +787,78 @@ fn users_round_trip_by_name(store: &dyn Store) {
         "users: second delete finds nothing"
     );
     assert_eq!(store.find_user("zoe").unwrap(), None);
+}
+
+/// Web sessions are found by the hash of their cookie, touched, expired by idle time, ended one by
+/// one, and ended with their user.
+fn web_sessions_round_trip_by_cookie_hash(store: &dyn Store) {
+    let session = |hash: &str, owner: &str, seen: i64| crate::WebSession {
+        cookie_hash: hash.into(),
+        owner: owner.into(),
+        created_at: Ts::from_millis(1_000),
+        last_seen_at: Ts::from_millis(seen),
+    };
+    store
+        .insert_web_session(&session("h1", "alice", 1_000))
+        .unwrap();
+    assert!(
+        store
+            .insert_web_session(&session("h1", "bob", 1_000))
+            .is_err(),
+        "web_sessions: a duplicate cookie hash is refused"
+    );
+    store
+        .insert_web_session(&session("h2", "alice", 5_000))
+        .unwrap();
+    store
+        .insert_web_session(&session("h3", "bob", 1_000))
+        .unwrap();
+    assert_eq!(
+        store.find_web_session("h1").unwrap(),
+        Some(session("h1", "alice", 1_000)),
+        "web_sessions: round trip by hash"
+    );
+    assert_eq!(store.find_web_session("alice").unwrap(), None);
+    assert!(store
+        .touch_web_session("h1", Ts::from_millis(9_000))
+        .unwrap());
+    assert!(!store
+        .touch_web_session("h9", Ts::from_millis(9_000))
+        .unwrap());
+    assert_eq!(
+        store.find_web_session("h1").unwrap(),
+        Some(session("h1", "alice", 9_000)),
+        "web_sessions: a touch moves only last_seen_at"
+    );
+    // Idle since before 5,000: only bob's h3 (alice's h1 was just used, h2 at 5,000 is not before).
+    assert_eq!(
+        store
+            .delete_web_sessions_idle_since(Ts::from_millis(5_000))
+            .unwrap(),
+        1
+    );
+    assert_eq!(store.find_web_session("h3").unwrap(), None);
+    assert!(store.find_web_session("h2").unwrap().is_some());
+    assert!(store.delete_web_session("h2").unwrap());
+    assert!(
+        !store.delete_web_session("h2").unwrap(),
+        "web_sessions: second delete finds nothing"
+    );
+    // Removing a user ends the sessions signed in as it, and no one else's.
+    store
+        .insert_web_session(&session("h4", "carol", 1_000))
+        .unwrap();
+    store
+        .insert_user(&crate::User {
+            name: "alice".into(),
+            password_hash: "$argon2id$...".into(),
+            created_at: Ts::from_millis(1_000),
+        })
+        .unwrap();
+    assert!(store.delete_user("alice").unwrap());
+    assert_eq!(store.find_web_session("h1").unwrap(), None);
+    assert!(store.find_web_session("h4").unwrap().is_some());
+    assert!(!store.delete_user("alice").unwrap());
 }
 
 /// API tokens are found by the hash of their secret, listed without it, and deleted by public id.

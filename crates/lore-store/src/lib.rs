@@ -283,8 +283,31 @@ pub trait Store: Send + Sync {
     fn find_user(&self, name: &str) -> StoreResult<Option<User>>;
     /// Every user, by name (password hashes included; callers never print them).
     fn list_users(&self) -> StoreResult<Vec<User>>;
-    /// Deletes the user with this name; `false` when there was none.
+    /// Deletes the user with this name, and the web sessions signed in as it; `false` when there
+    /// was no such user.
     fn delete_user(&self, name: &str) -> StoreResult<bool>;
+
+    // Web workspace sessions: administrative like API tokens (a request is known only by its
+    // cookie). Only the SHA-256 of a cookie is stored.
+    /// Stores a new session; a cookie hash already stored is an error.
+    fn insert_web_session(&self, session: &WebSession) -> StoreResult<()>;
+    fn find_web_session(&self, cookie_hash: &str) -> StoreResult<Option<WebSession>>;
+    /// Records that the session was used at `at`; `false` when there is no such session.
+    fn touch_web_session(&self, cookie_hash: &str, at: Ts) -> StoreResult<bool>;
+    /// Ends a session; `false` when there was none.
+    fn delete_web_session(&self, cookie_hash: &str) -> StoreResult<bool>;
+    /// Ends every session last used before `before`; how many there were.
+    fn delete_web_sessions_idle_since(&self, before: Ts) -> StoreResult<usize>;
+}
+
+/// A web workspace session as stored: the SHA-256 of its cookie (never the cookie), the owner it is
+/// signed in as, when it started and when it was last used (recorded at most every few minutes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebSession {
+    pub cookie_hash: String,
+    pub owner: String,
+    pub created_at: Ts,
+    pub last_seen_at: Ts,
 }
 
 /// A web workspace user: its name is the owner it signs in as; `password_hash` is an argon2 PHC string.

@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -44,13 +44,14 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.execute_batch(
         "DROP TABLE owner_versions; DROP TABLE revision_meetings; DROP TABLE entity_redirects; \
+         DROP TABLE web_sessions; \
          PRAGMA user_version = 1;",
     )
     .unwrap();
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -125,13 +126,14 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     }
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.execute_batch(
-        "DROP TABLE revision_meetings; DROP TABLE entity_redirects; PRAGMA user_version = 2;",
+        "DROP TABLE revision_meetings; DROP TABLE entity_redirects; DROP TABLE web_sessions; \
+         PRAGMA user_version = 2;",
     )
     .unwrap();
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;

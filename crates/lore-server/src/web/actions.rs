@@ -134,7 +134,7 @@ pub async fn signin_password(
     match owner {
         Some(owner) => {
             state.sessions.signin_succeeded(&username);
-            let cookie = state.sessions.start(&owner);
+            let cookie = super::start_session(&state, owner).await?;
             let mut response = see_other("/");
             response
                 .headers_mut()
@@ -157,7 +157,9 @@ pub async fn signout(
     WebForm(form): WebForm<FormFields>,
 ) -> Result<Response, WebError> {
     user.check_csrf(&form.csrf)?;
-    state.sessions.end(&user.cookie);
+    state.sessions.take_flash(&user.cookie);
+    let cookie = user.cookie.clone();
+    run(&state, move |engine| engine.end_web_session(&cookie)).await?;
     let mut response = see_other("/signin");
     response
         .headers_mut()

@@ -177,18 +177,32 @@ impl FromRequestParts<AppState> for WebUser {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let session = session_cookie(parts)
-            .and_then(|cookie| state.sessions.take(&cookie).map(|s| (cookie, s)));
-        match session {
-            Some((cookie, session)) => Ok(WebUser {
-                owner: session.owner,
-                csrf: session.csrf,
-                flash: session.flash,
+        let Some(cookie) = session_cookie(parts) else {
+            return Err(see_other("/signin"));
+        };
+        let idle = state.sessions.idle_limit();
+        let presented = cookie.clone();
+        let owner = run(state, move |engine| {
+            engine.web_session_owner(&presented, idle)
+        })
+        .await
+        .map_err(IntoResponse::into_response)?;
+        match owner {
+            Some(owner) => Ok(WebUser {
+                owner,
+                csrf: session::csrf_token(&cookie),
+                flash: state.sessions.take_flash(&cookie),
                 cookie,
             }),
             None => Err(see_other("/signin")),
         }
     }
+}
+
+/// Starts a session for `owner` (in the database); the cookie value for `set_cookie`.
+pub async fn start_session(state: &AppState, owner: String) -> Result<String, WebError> {
+    let idle = state.sessions.idle_limit();
+    run(state, move |engine| engine.start_web_session(&owner, idle)).await
 }
 
 impl WebUser {

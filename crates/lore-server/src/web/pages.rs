@@ -145,7 +145,10 @@ pub async fn signin_page(
     if let Some(token) = query.token.as_deref() {
         return match state.sessions.redeem_signin_secret(token) {
             Some(owner) => {
-                let cookie = state.sessions.start(&owner);
+                let cookie = match super::start_session(&state, owner).await {
+                    Ok(cookie) => cookie,
+                    Err(error) => return error.into_response(),
+                };
                 let mut response = see_other("/");
                 response
                     .headers_mut()

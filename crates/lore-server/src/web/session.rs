@@ -1,5 +1,8 @@
-//! Sign-in secrets and browser sessions, kept in memory: a restart signs everyone out. Only the
-//! SHA-256 of a secret or a session cookie is kept, so a memory dump cannot be replayed as a cookie.
+//! Sign-in secrets, browser sessions and form tokens. Sessions live in the database
+//! (`Engine::start_web_session`, `web_session_owner`, `end_web_session`), so a restart keeps everyone
+//! signed in and removing a user ends their sessions; only the SHA-256 of a cookie is stored. What
+//! is kept here, in memory, is short-lived: one-time sign-in links (`lore serve` prints a new one at
+//! every start), the next page's flash message, and failed password counts.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -13,27 +16,15 @@ pub const COOKIE: &str = "lore_session";
 pub const MAX_FAILURES: u32 = 10;
 /// How long a user name stays locked after `MAX_FAILURES` failed sign-ins.
 pub const LOCKOUT: Duration = Duration::from_secs(15 * 60);
-/// Most user names whose failures are remembered (the names are the caller's input).
+/// Most user names whose failures, and most sessions whose flash messages, are remembered.
 const MAX_TRACKED: usize = 10_000;
-
-/// One signed-in browser.
-#[derive(Clone, Debug)]
-pub struct Session {
-    pub owner: String,
-    /// The per-session token every form carries (`csrf` field).
-    pub csrf: String,
-    /// A message for the next page (after a form's redirect), with whether it reports an error.
-    pub flash: Option<(String, bool)>,
-    /// The last request made with it.
-    last_seen: Instant,
-}
 
 #[derive(Default)]
 struct Inner {
     /// hash(secret) → owner, for one-time sign-in links.
     signin: HashMap<String, String>,
-    /// hash(cookie) → session.
-    sessions: HashMap<String, Session>,
+    /// hash(cookie) → the message for that session's next page, with whether it reports an error.
+    flash: HashMap<String, (String, bool)>,
     /// user name → failed password sign-ins and the time of the last one.
     failures: HashMap<String, (u32, Instant)>,
 }
@@ -41,7 +32,7 @@ struct Inner {
 /// A session unused this long ends (the next request is sent to sign in).
 pub const SESSION_IDLE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
-/// Sign-in links and sessions of one server.
+/// Sign-in links, flash messages and the idle limit of one server's sessions.
 pub struct Sessions {
     inner: Mutex<Inner>,
     idle: Duration,
@@ -60,6 +51,13 @@ pub fn random_secret() -> String {
     hex(&bytes)
 }
 
+/// The form token (CSRF) of the session behind `cookie`: derived from the cookie, which only the
+/// browser holds, so it needs no storage and a page that shows it does not reveal the cookie or the
+/// stored hash (a different input).
+pub fn csrf_token(cookie: &str) -> String {
+    sha256_hex(format!("lore-csrf\0{cookie}").as_bytes())
+}
+
 impl Sessions {
     /// Sessions that end after `idle` without a request.
     pub fn with_idle_limit(idle: Duration) -> Sessions {
@@ -67,6 +65,11 @@ impl Sessions {
             inner: Mutex::default(),
             idle,
         }
+    }
+
+    /// How long a session may go unused.
+    pub fn idle_limit(&self) -> Duration {
+        self.idle
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -89,41 +92,21 @@ impl Sessions {
         self.lock().signin.remove(&sha256_hex(secret.as_bytes()))
     }
 
-    /// Starts a session for `owner`; returns the cookie value.
-    pub fn start(&self, owner: &str) -> String {
-        let cookie = random_secret();
-        let session = Session {
-            owner: owner.to_string(),
-            csrf: random_secret(),
-            flash: None,
-            last_seen: Instant::now(),
-        };
-        self.lock()
-            .sessions
-            .insert(sha256_hex(cookie.as_bytes()), session);
-        cookie
-    }
-
-    /// The session behind a cookie value, taking its pending flash message.
-    pub fn take(&self, cookie: &str) -> Option<Session> {
-        let mut inner = self.lock();
-        let key = sha256_hex(cookie.as_bytes());
-        let session = inner.sessions.get_mut(&key)?;
-        if session.last_seen.elapsed() >= self.idle {
-            inner.sessions.remove(&key);
-            return None;
-        }
-        session.last_seen = Instant::now();
-        let found = session.clone();
-        session.flash = None;
-        Some(found)
-    }
-
-    /// Leaves a message for the session's next page.
+    /// Leaves a message for the next page of the session behind `cookie`.
     pub fn flash(&self, cookie: &str, message: String, error: bool) {
-        if let Some(session) = self.lock().sessions.get_mut(&sha256_hex(cookie.as_bytes())) {
-            session.flash = Some((message, error));
+        let mut inner = self.lock();
+        if inner.flash.len() >= MAX_TRACKED {
+            // Messages of sessions that never came back; a lost message is harmless.
+            inner.flash.clear();
         }
+        inner
+            .flash
+            .insert(sha256_hex(cookie.as_bytes()), (message, error));
+    }
+
+    /// Takes the message left for the session behind `cookie` (it shows once).
+    pub fn take_flash(&self, cookie: &str) -> Option<(String, bool)> {
+        self.lock().flash.remove(&sha256_hex(cookie.as_bytes()))
     }
 
     /// Whether password sign-in for `name` is locked after too many failures.
@@ -160,11 +143,6 @@ impl Sessions {
     pub fn signin_succeeded(&self, name: &str) {
         self.lock().failures.remove(name);
     }
-
-    /// Ends a session.
-    pub fn end(&self, cookie: &str) {
-        self.lock().sessions.remove(&sha256_hex(cookie.as_bytes()));
-    }
 }
 
 /// Compares two secrets in time independent of where they differ.
@@ -181,7 +159,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_link_is_redeemed_once_and_a_session_ends_when_idle() {
+    fn a_link_is_redeemed_once_and_a_flash_shows_once() {
         let sessions = Sessions::default();
         let secret = sessions.create_signin_secret("alice");
         assert_eq!(
@@ -189,26 +167,19 @@ mod tests {
             Some("alice")
         );
         assert_eq!(sessions.redeem_signin_secret(&secret), None);
-        let cookie = sessions.start("alice");
-        let session = sessions.take(&cookie).expect("a fresh session");
-        assert_eq!(session.owner, "alice");
-        sessions.flash(&cookie, "saved".into(), false);
-        assert_eq!(
-            sessions.take(&cookie).unwrap().flash,
-            Some(("saved".into(), false))
-        );
-        assert_eq!(
-            sessions.take(&cookie).unwrap().flash,
-            None,
-            "a flash shows once"
-        );
-        sessions.end(&cookie);
-        assert!(sessions.take(&cookie).is_none());
+        sessions.flash("cookie", "saved".into(), false);
+        assert_eq!(sessions.take_flash("other"), None);
+        assert_eq!(sessions.take_flash("cookie"), Some(("saved".into(), false)));
+        assert_eq!(sessions.take_flash("cookie"), None, "a flash shows once");
+    }
 
-        let idle = Sessions::with_idle_limit(Duration::ZERO);
-        let cookie = idle.start("alice");
-        assert!(idle.take(&cookie).is_none(), "an idle session has ended");
-        assert!(idle.take(&cookie).is_none());
+    #[test]
+    fn the_form_token_is_the_cookies_own_and_reveals_neither_it_nor_its_hash() {
+        let token = csrf_token("cookie-a");
+        assert_eq!(token, csrf_token("cookie-a"));
+        assert_ne!(token, csrf_token("cookie-b"));
+        assert_ne!(token, sha256_hex(b"cookie-a"));
+        assert!(!token.contains("cookie-a"));
     }
 
     #[test]

@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
+    include_str!("schema_v5.sql"),
 ];
 const MAX_IDLE_CONNECTIONS: usize = 16;
 const MAX_ATTEMPTS: u32 = 6;
@@ -400,8 +401,77 @@ impl Store for PostgresStore {
     }
 
     fn delete_user(&self, name: &str) -> StoreResult<bool> {
-        self.admin(|client| client.execute("DELETE FROM users WHERE name = $1", &[&name]))
-            .map(|changed| changed > 0)
+        // One statement: the user and the sessions signed in as it go together.
+        self.admin(|client| {
+            client.execute(
+                "WITH sessions AS (DELETE FROM web_sessions WHERE owner = $1) \
+                 DELETE FROM users WHERE name = $1",
+                &[&name],
+            )
+        })
+        .map(|changed| changed > 0)
+    }
+
+    fn insert_web_session(&self, session: &crate::WebSession) -> StoreResult<()> {
+        self.admin(|client| {
+            client.execute(
+                "INSERT INTO web_sessions (cookie_hash, owner, created_at, last_seen_at) \
+                 VALUES ($1, $2, $3, $4)",
+                &[
+                    &session.cookie_hash,
+                    &session.owner,
+                    &session.created_at.0,
+                    &session.last_seen_at.0,
+                ],
+            )
+        })
+        .map(|_| ())
+    }
+
+    fn find_web_session(&self, cookie_hash: &str) -> StoreResult<Option<crate::WebSession>> {
+        let rows = self.admin(|client| {
+            client.query(
+                "SELECT cookie_hash, owner, created_at, last_seen_at FROM web_sessions \
+                 WHERE cookie_hash = $1",
+                &[&cookie_hash],
+            )
+        })?;
+        Ok(rows.first().map(|row| crate::WebSession {
+            cookie_hash: row.get(0),
+            owner: row.get(1),
+            created_at: Ts(row.get(2)),
+            last_seen_at: Ts(row.get(3)),
+        }))
+    }
+
+    fn touch_web_session(&self, cookie_hash: &str, at: Ts) -> StoreResult<bool> {
+        self.admin(|client| {
+            client.execute(
+                "UPDATE web_sessions SET last_seen_at = $2 WHERE cookie_hash = $1",
+                &[&cookie_hash, &at.0],
+            )
+        })
+        .map(|changed| changed > 0)
+    }
+
+    fn delete_web_session(&self, cookie_hash: &str) -> StoreResult<bool> {
+        self.admin(|client| {
+            client.execute(
+                "DELETE FROM web_sessions WHERE cookie_hash = $1",
+                &[&cookie_hash],
+            )
+        })
+        .map(|changed| changed > 0)
+    }
+
+    fn delete_web_sessions_idle_since(&self, before: Ts) -> StoreResult<usize> {
+        self.admin(|client| {
+            client.execute(
+                "DELETE FROM web_sessions WHERE last_seen_at < $1",
+                &[&before.0],
+            )
+        })
+        .map(|changed| changed as usize)
     }
 }
 

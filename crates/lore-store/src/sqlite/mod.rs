@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
+    include_str!("schema_v5.sql"),
 ];
 
 /// Revisions from which the one-time `revision_meetings` upgrade says what it is doing.
@@ -869,7 +870,81 @@ impl Store for SqliteStore {
     }
 
     fn delete_user(&self, name: &str) -> StoreResult<bool> {
-        self.admin_delete("DELETE FROM users WHERE name = ?1", name)
+        let connection = self.lock()?;
+        let transaction = connection.unchecked_transaction().map_err(backend)?;
+        transaction
+            .execute("DELETE FROM web_sessions WHERE owner = ?1", [name])
+            .map_err(backend)?;
+        let deleted = transaction
+            .execute("DELETE FROM users WHERE name = ?1", [name])
+            .map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+        Ok(deleted > 0)
+    }
+
+    fn insert_web_session(&self, session: &crate::WebSession) -> StoreResult<()> {
+        let connection = self.lock()?;
+        connection
+            .execute(
+                "INSERT INTO web_sessions (cookie_hash, owner, created_at, last_seen_at) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    session.cookie_hash,
+                    session.owner,
+                    session.created_at.millis(),
+                    session.last_seen_at.millis()
+                ],
+            )
+            .map(|_| ())
+            .map_err(backend)
+    }
+
+    fn find_web_session(&self, cookie_hash: &str) -> StoreResult<Option<crate::WebSession>> {
+        let connection = self.lock()?;
+        connection
+            .query_row(
+                "SELECT cookie_hash, owner, created_at, last_seen_at FROM web_sessions \
+                 WHERE cookie_hash = ?1",
+                [cookie_hash],
+                |row| {
+                    Ok(crate::WebSession {
+                        cookie_hash: row.get(0)?,
+                        owner: row.get(1)?,
+                        created_at: Ts::from_millis(row.get(2)?),
+                        last_seen_at: Ts::from_millis(row.get(3)?),
+                    })
+                },
+            )
+            .optional()
+            .map_err(backend)
+    }
+
+    fn touch_web_session(&self, cookie_hash: &str, at: Ts) -> StoreResult<bool> {
+        let connection = self.lock()?;
+        connection
+            .execute(
+                "UPDATE web_sessions SET last_seen_at = ?2 WHERE cookie_hash = ?1",
+                params![cookie_hash, at.millis()],
+            )
+            .map(|changed| changed > 0)
+            .map_err(backend)
+    }
+
+    fn delete_web_session(&self, cookie_hash: &str) -> StoreResult<bool> {
+        self.admin_delete(
+            "DELETE FROM web_sessions WHERE cookie_hash = ?1",
+            cookie_hash,
+        )
+    }
+
+    fn delete_web_sessions_idle_since(&self, before: Ts) -> StoreResult<usize> {
+        let connection = self.lock()?;
+        connection
+            .execute(
+                "DELETE FROM web_sessions WHERE last_seen_at < ?1",
+                [before.millis()],
+            )
+            .map_err(backend)
     }
 }
 
