@@ -84,32 +84,9 @@ impl Engine {
 
     /// Pins an entity (it stays surfaced whatever its weight, L19) or unpins it.
     pub fn set_pinned(&self, owner: &str, entity: &str, pinned: bool) -> EngineResult<EditReport> {
-        let now = self.now();
-        self.write(owner, |tx| {
-            let entity = find_entity(tx, entity)?;
-            let mut changes = Changes::default();
-            let mut updated = entity.clone();
-            updated.pinned = pinned;
-            tx.upsert_entity(&updated)?;
-            changes.record_row(
-                format!("entity:{}", entity.id),
-                Some(&entity),
-                Some(&updated),
-            );
-            changes.entities.insert(entity.id.clone());
-            settle(tx, &mut changes, now)?;
-            let revision = changes.write_revision(
-                tx,
-                RevisionAction::ManualOverride,
-                &entity.id,
-                None,
-                now,
-            )?;
-            Ok(EditReport {
-                revision,
-                claim: None,
-                deleted: Vec::new(),
-            })
+        self.edit_entity(owner, entity, |entity| {
+            entity.pinned = pinned;
+            Ok(())
         })
     }
 
@@ -141,18 +118,34 @@ impl Engine {
             Some(name) => Some(lore_core::normalize::collapse_whitespace(name)),
             None => None,
         };
-        let now = self.now();
-        self.write(owner, |tx| {
-            let entity = find_entity(tx, entity)?;
+        self.edit_entity(owner, entity, |entity| {
             if entity.manual_name == name {
                 return Err(EngineError::Conflict(match &name {
                     Some(name) => format!("{} is already named '{name}'", entity.id),
                     None => format!("{} has no manual name", entity.id),
                 }));
             }
-            let mut changes = Changes::default();
+            entity.manual_name = name.clone();
+            Ok(())
+        })
+    }
+
+    /// Changes an entity's manual fields (`edit`, on its stored row), settles, and records a
+    /// `manual_override` revision. When the change renames the entity, the entities whose current
+    /// view shows its name (the subjects of claims pointing at it) are rebuilt too: the stored row
+    /// already carries the new name, so the entity's own rebuild cannot see the change.
+    fn edit_entity(
+        &self,
+        owner: &str,
+        entity: &str,
+        edit: impl Fn(&mut Entity) -> EngineResult<()>,
+    ) -> EngineResult<EditReport> {
+        let now = self.now();
+        self.write(owner, |tx| {
+            let entity = find_entity(tx, entity)?;
             let mut updated = entity.clone();
-            updated.manual_name = name.clone();
+            edit(&mut updated)?;
+            let mut changes = Changes::default();
             tx.upsert_entity(&updated)?;
             changes.record_row(
                 format!("entity:{}", entity.id),
@@ -160,8 +153,6 @@ impl Engine {
                 Some(&updated),
             );
             changes.entities.insert(entity.id.clone());
-            // The stored row already carries the new name, so the rebuild cannot see the change:
-            // the entities showing this name are named here.
             if updated.display_name() != entity.display_name() {
                 for claim in tx.list_claims_linking(&entity.id, i64::MAX as usize)? {
                     let points_here = claim.object_entity.as_deref() == Some(entity.id.as_str())
