@@ -323,3 +323,55 @@ fn grow_the_log(store: &SqliteStore, wal: &std::path::Path) -> u64 {
     }
     largest
 }
+
+/// Token, user and session lookups, which every request makes, read on the reader connection: they
+/// do not wait for a write in progress (a bulk ingest holds the writer for its whole batch), and they
+/// see every committed write.
+#[test]
+fn request_lookups_do_not_wait_for_a_write_in_progress() {
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("lore.db")).unwrap());
+    let session = lore_store::WebSession {
+        cookie_hash: "h1".into(),
+        owner: "alice".into(),
+        created_at: lore_core::Ts::from_millis(1_000),
+        last_seen_at: lore_core::Ts::from_millis(1_000),
+    };
+    store.insert_web_session(&session).unwrap();
+
+    let (entered, writing) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store
+                .write("alice", &mut |_tx| {
+                    entered.send(()).unwrap();
+                    released.recv().unwrap();
+                    Ok(())
+                })
+                .unwrap()
+        })
+    };
+    writing.recv().unwrap();
+    let (found, answer) = mpsc::channel();
+    {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let _ = found.send((
+                store.find_web_session("h1").unwrap(),
+                store.find_api_token_by_hash("nothing").unwrap(),
+                store.find_user("nobody").unwrap(),
+            ));
+        });
+    }
+    let answered = answer.recv_timeout(Duration::from_secs(5));
+    release.send(()).unwrap();
+    writer.join().unwrap();
+    let (found, token, user) = answered.expect("the lookups waited for the writer");
+    assert_eq!(found, Some(session));
+    assert_eq!((token, user), (None, None));
+}

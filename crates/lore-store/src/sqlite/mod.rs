@@ -824,15 +824,11 @@ impl Store for SqliteStore {
     }
 
     fn find_api_token_by_hash(&self, token_hash: &str) -> StoreResult<Option<ApiToken>> {
-        let connection = self.lock()?;
-        connection
-            .query_row(
-                &format!("{API_TOKEN_COLUMNS} WHERE token_hash = ?1"),
-                [token_hash],
-                api_token_row,
-            )
-            .optional()
-            .map_err(backend)
+        self.admin_find(
+            &format!("{API_TOKEN_COLUMNS} WHERE token_hash = ?1"),
+            token_hash,
+            api_token_row,
+        )
     }
 
     fn list_api_tokens(&self) -> StoreResult<Vec<ApiToken>> {
@@ -858,11 +854,7 @@ impl Store for SqliteStore {
     }
 
     fn find_user(&self, name: &str) -> StoreResult<Option<crate::User>> {
-        let connection = self.lock()?;
-        connection
-            .query_row(&format!("{USER_COLUMNS} WHERE name = ?1"), [name], user_row)
-            .optional()
-            .map_err(backend)
+        self.admin_find(&format!("{USER_COLUMNS} WHERE name = ?1"), name, user_row)
     }
 
     fn list_users(&self) -> StoreResult<Vec<crate::User>> {
@@ -900,23 +892,19 @@ impl Store for SqliteStore {
     }
 
     fn find_web_session(&self, cookie_hash: &str) -> StoreResult<Option<crate::WebSession>> {
-        let connection = self.lock()?;
-        connection
-            .query_row(
-                "SELECT cookie_hash, owner, created_at, last_seen_at FROM web_sessions \
-                 WHERE cookie_hash = ?1",
-                [cookie_hash],
-                |row| {
-                    Ok(crate::WebSession {
-                        cookie_hash: row.get(0)?,
-                        owner: row.get(1)?,
-                        created_at: Ts::from_millis(row.get(2)?),
-                        last_seen_at: Ts::from_millis(row.get(3)?),
-                    })
-                },
-            )
-            .optional()
-            .map_err(backend)
+        self.admin_find(
+            "SELECT cookie_hash, owner, created_at, last_seen_at FROM web_sessions \
+             WHERE cookie_hash = ?1",
+            cookie_hash,
+            |row| {
+                Ok(crate::WebSession {
+                    cookie_hash: row.get(0)?,
+                    owner: row.get(1)?,
+                    created_at: Ts::from_millis(row.get(2)?),
+                    last_seen_at: Ts::from_millis(row.get(3)?),
+                })
+            },
+        )
     }
 
     fn touch_web_session(&self, cookie_hash: &str, at: Ts) -> StoreResult<bool> {
@@ -949,6 +937,27 @@ impl Store for SqliteStore {
 }
 
 impl SqliteStore {
+    /// The one row of an owner-agnostic table that `sql` selects by `key` (a token, user or session
+    /// lookup, which every request makes): on the reader connection when there is one, so that a
+    /// request does not wait for a write in progress; it sees every committed write.
+    fn admin_find<T>(
+        &self,
+        sql: &str,
+        key: &str,
+        map: fn(&Row) -> rusqlite::Result<T>,
+    ) -> StoreResult<Option<T>> {
+        let find = |connection: &Connection| {
+            connection
+                .prepare_cached(sql)
+                .and_then(|mut statement| statement.query_row([key], map).optional())
+                .map_err(backend)
+        };
+        match &self.reader {
+            Some(reader) => find(&reader.lock().map_err(poisoned)?.0),
+            None => find(&*self.lock()?),
+        }
+    }
+
     /// Every row of an owner-agnostic table (api tokens, users) that `sql` selects.
     fn admin_list<T>(
         &self,
