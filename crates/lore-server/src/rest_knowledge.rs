@@ -18,7 +18,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::{ApiError, ErrorBody};
-use crate::rest::{blocking, ApiJson, ApiPath, ApiQuery, IngestReportDoc};
+use crate::rest::{blocking, ApiJson, ApiPath, ApiQuery, EditReportDoc, IngestReportDoc};
 use crate::AppState;
 
 /// Most hits a search returns.
@@ -31,6 +31,7 @@ pub fn add_routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
         .routes(routes!(search))
         .routes(routes!(neighborhood))
         .routes(routes!(merge_entity))
+        .routes(routes!(set_entity_name))
         .routes(routes!(split_entity))
         .routes(routes!(undo_revision))
         .routes(routes!(accept_suggestion))
@@ -282,6 +283,37 @@ pub async fn merge_entity(
 ) -> Result<Response, ApiError> {
     let report = blocking(&state, move |engine| {
         engine.merge_entities(&principal.owner, &survivor, &body.entity)
+    })
+    .await?;
+    Ok(Json(report).into_response())
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameBody {
+    /// The name every view shows (one line, at most 200 characters), or null to show the name the
+    /// entity's sources give it again.
+    name: Option<String>,
+}
+
+/// Names an entity by hand (`lore rename`): every view shows the name and later evidence does not
+/// replace it (L6); the entity keeps its identity and its sources' names. `"name": null` clears it.
+#[utoipa::path(put, path = "/api/v1/entities/{entity}/name", tag = "entities",
+    params(("entity" = String, Path, description = "An id, an email, kind:key or an unambiguous name")),
+    request_body = NameBody,
+    responses((status = 200, body = EditReportDoc), (status = 400, body = ErrorBody),
+               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+               (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+               (status = 422, description = "The body does not match the schema", body = ErrorBody)))]
+pub async fn set_entity_name(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(entity): ApiPath<String>,
+    ApiJson(body): ApiJson<NameBody>,
+) -> Result<Response, ApiError> {
+    let report = blocking(&state, move |engine| {
+        engine.set_manual_name(&principal.owner, &entity, body.name.as_deref())
     })
     .await?;
     Ok(Json(report).into_response())

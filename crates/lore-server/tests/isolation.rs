@@ -159,6 +159,16 @@ fn rest_cases(method: &str, path: &str, ids: &OwnerIds) -> Option<Vec<Call>> {
                 Some(json!({"entity": ids.person_email})),
             ),
         ],
+        ("PUT", "/api/v1/entities/{entity}/name") => vec![
+            call(
+                format!("/api/v1/entities/{}/name", ids.person),
+                Some(json!({"name": "Renamed by A"})),
+            ),
+            call(
+                format!("/api/v1/entities/{}/name", ids.person_email),
+                Some(json!({"name": null})),
+            ),
+        ],
         ("POST", "/api/v1/entities/{entity}/split") => vec![
             call(
                 format!("/api/v1/entities/{}/split", ids.person),

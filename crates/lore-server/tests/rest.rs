@@ -1345,3 +1345,79 @@ async fn an_entitys_revisions_and_a_meetings_delete_preview() {
         "a preview writes nothing"
     );
 }
+
+#[tokio::test]
+async fn an_entity_is_renamed_and_cleared_with_a_write_token() {
+    let fixture = fixture();
+    let alice = seed_owner(&fixture.engine, "alice", "zzalice");
+    let write = token(&fixture.engine, "alice", TokenScope::Write);
+    let read = token(&fixture.engine, "alice", TokenScope::Read);
+    let uri = format!("/api/v1/entities/{}/name", alice.person);
+    let name = |body: serde_json::Value| Some(body);
+
+    let refused = send(
+        &fixture.router,
+        "PUT",
+        &uri,
+        Some(&read),
+        name(json!({"name": "Ally"})),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    let renamed = send(
+        &fixture.router,
+        "PUT",
+        &uri,
+        Some(&write),
+        name(json!({"name": "Ally"})),
+    )
+    .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+    assert!(renamed.json()["revision"].as_str().is_some());
+    let shown = send(
+        &fixture.router,
+        "GET",
+        &format!("/api/v1/entities/{}", alice.person),
+        Some(&read),
+        None,
+    )
+    .await;
+    assert_eq!(shown.json()["entity"]["name"], "Ally");
+    assert!(shown.json()["entity"]["derived_name"].is_string());
+
+    for (body, status) in [
+        (json!({"name": "Ally"}), 409),
+        (json!({"name": "  "}), 400),
+        (json!({"name": "Ally", "extra": 1}), 422),
+        (json!({"name": 7}), 422),
+    ] {
+        let reply = send(
+            &fixture.router,
+            "PUT",
+            &uri,
+            Some(&write),
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(reply.status, status, "{body}: {}", reply.body);
+    }
+    let cleared = send(
+        &fixture.router,
+        "PUT",
+        &uri,
+        Some(&write),
+        name(json!({"name": null})),
+    )
+    .await;
+    assert_eq!(cleared.status, 200, "{}", cleared.body);
+    let shown = fixture
+        .engine
+        .show("alice", &alice.person, &ShowOptions::default())
+        .unwrap();
+    assert!(shown.entity.derived_name.is_none());
+    assert_ne!(shown.entity.name, "Ally");
+    assert_eq!(
+        lore_engine::check_invariants(&fixture.engine, "alice").unwrap(),
+        Vec::<String>::new()
+    );
+}
