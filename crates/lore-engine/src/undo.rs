@@ -83,7 +83,7 @@ impl Engine {
                     recorded_after
                 };
                 let current = read_row(tx, table, hint)?.unwrap_or(Value::Null);
-                if &current != recorded_after {
+                if !same_as_recorded(table, &current, recorded_after) {
                     return Err(EngineError::Conflict(format!(
                         "cannot undo revision {revision_id}: {key} changed since; undo the later \
                          revisions first"
@@ -143,6 +143,36 @@ fn parse<T: DeserializeOwned>(value: &Value) -> EngineResult<T> {
 
 fn text<'v>(value: &'v Value, field: &str) -> &'v str {
     value.get(field).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Entity fields that every rebuild derives again from the entity's names and claims: its
+/// observation times and its projection. A later write that changed only these (a new meeting that
+/// mentions the entity) changed nothing undo would lose, since every entity undo restores is rebuilt
+/// from scratch: undoing a pin or a manual name still works after it. The canonical name is compared
+/// (an entity without names keeps the one it was given).
+const DERIVED_ENTITY_FIELDS: &[&str] = &[
+    "first_observed_at",
+    "last_observed_at",
+    "current_attributes",
+    "current_brief",
+];
+
+/// Whether a row still looks as the revision left it (for an entity, apart from its derived fields).
+fn same_as_recorded(table: &str, current: &Value, recorded: &Value) -> bool {
+    if table != "entity" {
+        return current == recorded;
+    }
+    let facts = |row: &Value| match row {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(name, _)| !DERIVED_ENTITY_FIELDS.contains(&name.as_str()))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    facts(current) == facts(recorded)
 }
 
 fn json<T: serde::Serialize>(row: Option<T>) -> Option<Value> {

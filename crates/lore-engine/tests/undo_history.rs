@@ -58,3 +58,54 @@ fn merge_then_undo_restores_every_claims_status_history() {
         .unwrap()
         .is_empty());
 }
+
+/// Undoing a pin or a manual name still works after a new meeting mentioned the entity: that meeting
+/// changed only what every rebuild derives (observation times, the projection), and undo rebuilds
+/// what it restores. A change to the entity's own fields since is still a conflict.
+#[test]
+fn a_manual_edit_is_undone_after_new_evidence_about_the_entity() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let engine = memory_engine(&clock);
+    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let last = files.pop().unwrap();
+    for file in &files {
+        engine.ingest_bundle_file(OWNER, file).unwrap();
+    }
+    let show = |engine: &lore_engine::Engine| {
+        engine
+            .show(OWNER, "project:atlas", &Default::default())
+            .unwrap()
+            .entity
+    };
+    let pin = engine.set_pinned(OWNER, "project:atlas", true).unwrap();
+    let rename = engine
+        .set_manual_name(OWNER, "project:atlas", Some("Orion"))
+        .unwrap();
+    let before = show(&engine);
+    engine.ingest_bundle_file(OWNER, &last).unwrap();
+    let after = show(&engine);
+    assert_ne!(
+        (&before.attributes, &before.brief),
+        (&after.attributes, &after.brief),
+        "the new meeting changes the project's current view"
+    );
+    // The pin is older than the rename, which changed the same row's own fields: a conflict.
+    assert!(matches!(
+        engine.undo(OWNER, &pin.revision),
+        Err(lore_engine::EngineError::Conflict(_))
+    ));
+    engine.undo(OWNER, &rename.revision).unwrap();
+    assert_eq!(show(&engine).name, "Atlas");
+    engine.undo(OWNER, &pin.revision).unwrap();
+    let undone = show(&engine);
+    assert!(!undone.pinned);
+    // What the new meeting said stays in the view.
+    assert_eq!(undone.attributes, after.attributes);
+    assert!(lore_engine::check_invariants(&engine, OWNER)
+        .unwrap()
+        .is_empty());
+}
