@@ -7,17 +7,12 @@ mod common;
 use lore_engine::{state_dump, Engine, EngineError, IngestOutcome};
 use lore_ingest::Bundle;
 
-use common::{assert_consistent, backend_engines, examples_dir, TestClock};
+use common::{assert_consistent, backend_engines, example_files, examples_dir, TestClock};
 
 const OWNER: &str = "batch";
 
 fn example_bundles() -> Vec<Bundle> {
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .expect("examples folder")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = example_files();
     let registry = lore_core::Registry::builtin();
     files
         .iter()
@@ -44,12 +39,7 @@ fn retitled(bundle: &Bundle) -> Bundle {
 }
 
 fn first_example_file() -> std::path::PathBuf {
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .expect("examples folder")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let mut files = example_files();
     files.remove(0)
 }
 

@@ -7,7 +7,7 @@ mod common;
 use lore_engine::state_dump;
 use serde_json::Value;
 
-use common::{assert_consistent, backend_engines, examples_dir, memory_engine, TestClock};
+use common::{assert_consistent, backend_engines, example_files, memory_engine, TestClock};
 
 const OWNER: &str = "team";
 const THREADS: usize = 8;
@@ -16,12 +16,7 @@ const THREADS: usize = 8;
 /// projects and slots but never a meeting.
 fn bundles() -> Vec<lore_ingest::Bundle> {
     let registry = lore_core::Registry::builtin();
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = example_files();
     let mut bundles = Vec::new();
     for copy in 0..3 {
         for file in &files {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_consistent, backend_engines, examples_dir, TestClock};
+use common::{assert_consistent, backend_engines, example_files, TestClock};
 use lore_engine::{Engine, EngineError, SearchRequest, ShowOptions};
 
 const OWNER: &str = "renaming-owner";
@@ -61,11 +61,7 @@ fn finds(engine: &Engine, query: &str, target: &str) -> bool {
 #[test]
 fn a_manual_name_is_shown_everywhere_and_survives_new_evidence() {
     let clock = TestClock::new("2026-11-29T12:00:00Z");
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    let mut files = example_files();
     let last = files.pop().unwrap();
     for (backend, engine, _dir) in backend_engines(
         &clock,

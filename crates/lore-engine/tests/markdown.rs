@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_consistent, examples_dir, memory_engine, TestClock};
+use common::{assert_consistent, example_files, examples_dir, memory_engine, TestClock};
 use lore_engine::markdown::openkb::claim_id;
 use lore_engine::{Engine, ImportReport, ShowOptions};
 use serde_json::{json, Value};
@@ -537,11 +537,7 @@ fn refused_links_are_reported_with_their_reason() {
 
 fn demo_engine() -> Engine {
     let engine = memory_engine(&TestClock::new(NOW));
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    let files = example_files();
     for file in files {
         engine.ingest_bundle_file(OWNER, &file).unwrap();
     }

@@ -11,17 +11,12 @@ use lore_ingest::Bundle;
 use proptest::prelude::*;
 use serde_json::json;
 
-use common::{assert_consistent, examples_dir, memory_engine, TestClock};
+use common::{assert_consistent, example_files, memory_engine, TestClock};
 
 const OWNER: &str = "l14";
 
 fn example_bundles() -> Vec<Bundle> {
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .expect("examples folder")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = example_files();
     let registry = lore_core::Registry::builtin();
     let mut bundles: Vec<Bundle> = files
         .iter()

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{examples_dir, TestClock};
+use common::{example_files, TestClock};
 use lore_core::{EntityKind, Ts};
 use lore_engine::{Engine, GraphOptions, GraphView, SourceRef};
 use lore_store::SqliteStore;
@@ -91,11 +91,7 @@ fn fresh_graphs(
 }
 
 fn ingest_examples(engine: &Engine, owner: &str, range: std::ops::Range<usize>) {
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
+    let files = example_files();
     for file in &files[range] {
         engine.ingest_bundle_file(owner, file).unwrap();
     }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{examples_dir, memory_engine, TestClock};
+use common::{example_files, memory_engine, TestClock};
 use lore_core::model::StatusChange;
 
 const OWNER: &str = "history-owner";
@@ -25,11 +25,7 @@ fn histories(engine: &lore_engine::Engine) -> Vec<(String, Vec<StatusChange>)> {
 fn merge_then_undo_restores_every_claims_status_history() {
     let clock = TestClock::new("2026-11-29T12:00:00Z");
     let engine = memory_engine(&clock);
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    let files = example_files();
     for file in files {
         engine.ingest_bundle_file(OWNER, &file).unwrap();
     }
@@ -66,11 +62,7 @@ fn merge_then_undo_restores_every_claims_status_history() {
 fn a_manual_edit_is_undone_after_new_evidence_about_the_entity() {
     let clock = TestClock::new("2026-11-29T12:00:00Z");
     let engine = memory_engine(&clock);
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    let mut files = example_files();
     let last = files.pop().unwrap();
     for file in &files {
         engine.ingest_bundle_file(OWNER, file).unwrap();

@@ -69,6 +69,17 @@ pub fn examples_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/meetings")
 }
 
+/// The example meeting bundles, in file order (the order their names give: by date).
+pub fn example_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(examples_dir())
+        .expect("examples folder")
+        .map(|entry| entry.expect("examples folder entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Fails with every violation when stored state differs from a rebuild from scratch.
 pub fn assert_consistent(engine: &Engine, owner: &str, context: &str) {
     let problems = lore_engine::check_invariants(engine, owner).expect("invariant check runs");
