@@ -409,13 +409,7 @@ pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<
             if refresh_entity_with(tx, entity, changes, &mut names, claims_unchanged)?
                 && renamed.insert(entity.clone())
             {
-                for claim in tx.list_claims_linking(entity, i64::MAX as usize)? {
-                    let points_here = claim.object_entity.as_deref() == Some(entity.as_str())
-                        || claim.context_entity.as_deref() == Some(entity.as_str());
-                    if points_here && claim.subject != *entity {
-                        showing.insert(claim.subject);
-                    }
-                }
+                showing.extend(subjects_showing_name_of(tx, entity)?);
             }
         }
         // A name these show changed: their projections are rebuilt from scratch.
@@ -423,6 +417,20 @@ pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<
         projection_kept.clear();
     }
     Ok(())
+}
+
+/// The entities whose current view shows `entity`'s name: the subjects of the claims that point at
+/// it (as object or context), itself left out.
+pub fn subjects_showing_name_of(tx: &mut dyn Tx, entity: &str) -> EngineResult<BTreeSet<String>> {
+    let mut subjects = BTreeSet::new();
+    for claim in tx.list_claims_linking(entity, i64::MAX as usize)? {
+        let points_here = claim.object_entity.as_deref() == Some(entity)
+            || claim.context_entity.as_deref() == Some(entity);
+        if points_here && claim.subject != entity {
+            subjects.insert(claim.subject);
+        }
+    }
+    Ok(subjects)
 }
 
 /// Display names of entities read while settling, kept current as entities are rewritten, so that a

@@ -7,7 +7,7 @@ use lore_store::Tx;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::apply::{settle, Changes};
+use crate::apply::{settle, subjects_showing_name_of, Changes};
 use crate::edit::EditReport;
 use crate::resolve::find_entity;
 use crate::search::entity_weight;
@@ -154,13 +154,8 @@ impl Engine {
             );
             changes.entities.insert(entity.id.clone());
             if updated.display_name() != entity.display_name() {
-                for claim in tx.list_claims_linking(&entity.id, i64::MAX as usize)? {
-                    let points_here = claim.object_entity.as_deref() == Some(entity.id.as_str())
-                        || claim.context_entity.as_deref() == Some(entity.id.as_str());
-                    if points_here && claim.subject != entity.id {
-                        changes.entities.insert(claim.subject);
-                    }
-                }
+                let showing = subjects_showing_name_of(tx, &entity.id)?;
+                changes.entities.extend(showing);
             }
             settle(tx, &mut changes, now)?;
             let revision = changes.write_revision(
