@@ -52,6 +52,14 @@ pub struct CreatedToken {
     pub secret: String,
 }
 
+/// `N` bytes from the operating system's random source, for `what` (named in the error).
+pub(crate) fn random_bytes<const N: usize>(what: &str) -> EngineResult<[u8; N]> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes)
+        .map_err(|error| EngineError::Internal(format!("no randomness for {what}: {error}")))?;
+    Ok(bytes)
+}
+
 /// Longest lifetime a token may be given.
 pub const MAX_TOKEN_DAYS: u32 = 3650;
 const SECRET_PREFIX: &str = "lore_";
@@ -76,13 +84,8 @@ impl Engine {
                 )));
             }
         }
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|error| {
-            EngineError::Internal(format!("no randomness for a token: {error}"))
-        })?;
-        let secret: String = std::iter::once(SECRET_PREFIX.to_string())
-            .chain(bytes.iter().map(|byte| format!("{byte:02x}")))
-            .collect();
+        let bytes: [u8; 32] = random_bytes("a token")?;
+        let secret = format!("{SECRET_PREFIX}{}", lore_core::ids::hex(&bytes));
         let now = self.now();
         let token_hash = sha256_hex(secret.as_bytes());
         let token = ApiToken {

@@ -7,6 +7,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::Argon2;
 use lore_store::User;
 
+use crate::tokens::random_bytes;
 use crate::{Engine, EngineError, EngineResult};
 
 /// Shortest password accepted.
@@ -44,9 +45,7 @@ impl Engine {
                 "user '{name}' already exists"
             )));
         }
-        let mut salt = [0u8; 16];
-        getrandom::fill(&mut salt)
-            .map_err(|error| EngineError::Internal(format!("no random source: {error}")))?;
+        let salt: [u8; 16] = random_bytes("a password salt")?;
         let salt = SaltString::encode_b64(&salt)
             .map_err(|error| EngineError::Internal(format!("salt: {error}")))?;
         let hash = Argon2::default()
@@ -125,10 +124,7 @@ impl Engine {
         owner: &str,
         idle: std::time::Duration,
     ) -> EngineResult<String> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|error| {
-            EngineError::Internal(format!("no randomness for a session: {error}"))
-        })?;
+        let bytes: [u8; 32] = random_bytes("a session")?;
         let cookie = lore_core::ids::hex(&bytes);
         let now = self.now();
         let store = self.store();
