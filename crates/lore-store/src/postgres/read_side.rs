@@ -62,11 +62,22 @@ pub fn tsquery_text(query: &SearchQuery) -> String {
 
 /// Candidates: the owner's newest-indexed matches (of the kind, if given), bounded (`?4`), with
 /// `ts_rank` negated so that lower is better, as bm25. `?1` owner, `?2` the `tsquery` text, `?3` the
-/// kind or NULL.
-pub const SEARCH_CANDIDATES: &str = "SELECT doc, kind, ref, meeting, start_ms, at, \
-     -ts_rank(tsv, to_tsquery('english', ?2))::float8 AS rank FROM search_docs \
-     WHERE owner = ?1 AND tsv @@ to_tsquery('english', ?2) AND (?3::text IS NULL OR kind = ?3) \
-     ORDER BY doc DESC LIMIT ?4";
+/// kind or NULL. The one statement, ordered by `$order`.
+macro_rules! search_candidates {
+    ($order:literal) => {
+        concat!(
+            "SELECT doc, kind, ref, meeting, start_ms, at, \
+             -ts_rank(tsv, to_tsquery('english', ?2))::float8 AS rank FROM search_docs \
+             WHERE owner = ?1 AND tsv @@ to_tsquery('english', ?2) AND (?3::text IS NULL OR kind = ?3) \
+             ORDER BY ",
+            $order,
+            " DESC LIMIT ?4"
+        )
+    };
+}
+
+/// The candidates of a query without a phrase, newest first along the primary key.
+pub const SEARCH_CANDIDATES: &str = search_candidates!("doc");
 
 /// `SEARCH_CANDIDATES` for a query with a phrase. PostgreSQL's statistics cannot tell how often words
 /// stand next to each other, so it estimates a phrase as often as all its words together (five times
@@ -76,10 +87,7 @@ pub const SEARCH_CANDIDATES: &str = "SELECT doc, kind, ref, meeting, start_ms, a
 /// so the matches come from the GIN index, a read bounded by the documents holding every word of the
 /// query, and are sorted after. Word queries keep the walk, which stops early for common words, and
 /// the planner's estimate of a word is good.
-pub const SEARCH_CANDIDATES_WITH_PHRASE: &str = "SELECT doc, kind, ref, meeting, start_ms, at, \
-     -ts_rank(tsv, to_tsquery('english', ?2))::float8 AS rank FROM search_docs \
-     WHERE owner = ?1 AND tsv @@ to_tsquery('english', ?2) AND (?3::text IS NULL OR kind = ?3) \
-     ORDER BY doc + 0 DESC LIMIT ?4";
+pub const SEARCH_CANDIDATES_WITH_PHRASE: &str = search_candidates!("doc + 0");
 
 /// The candidates' statement for `query` (in the store's `?N` form). Only a required phrase counts: an
 /// excluded one does not choose the documents read.
