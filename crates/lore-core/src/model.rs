@@ -227,9 +227,15 @@ pub struct Entity {
     pub pinned: bool,
     /// The meeting a provisional, name-only entity is scoped to (L15).
     pub scope_meeting: Option<String>,
+    /// The fields from here to the end are derived (`Entity::DERIVED_FIELDS`): revisions keep an
+    /// entity's row without them, so they default when a row is read back from one.
+    #[serde(default)]
     pub first_observed_at: Option<Ts>,
+    #[serde(default)]
     pub last_observed_at: Option<Ts>,
+    #[serde(default)]
     pub current_attributes: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
     pub current_brief: String,
     /// Derived, like the projection: the L19 weight basis of the entity's observations and the latest
     /// of them (`reading::weight_basis`), so that ranking by topic weight reads one row. Not part of
@@ -241,6 +247,19 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// The serialized fields every rebuild derives again from the entity's names and claims: its
+    /// observation times and its projection (the weight basis is not serialized at all). Revisions
+    /// record entities without them: every entity a revision's undo restores is rebuilt, and the
+    /// projection repeats what the entity's claims said, which must leave the revision log with
+    /// the meeting that said it (erasure, SPEC 4). The canonical name stays: an entity without
+    /// names keeps the one it was given.
+    pub const DERIVED_FIELDS: [&'static str; 4] = [
+        "first_observed_at",
+        "last_observed_at",
+        "current_attributes",
+        "current_brief",
+    ];
+
     pub fn display_name(&self) -> &str {
         self.manual_name.as_deref().unwrap_or(&self.canonical_name)
     }
@@ -402,6 +421,26 @@ pub struct Revision {
     pub before: serde_json::Value,
     pub after: serde_json::Value,
     pub created_at: Ts,
+}
+
+impl Revision {
+    /// Removes `Entity::DERIVED_FIELDS` from the `entity:` rows of a snapshot (the map of rows a
+    /// revision keeps); returns whether any was there. What revisions are written with, and what an
+    /// older database's revisions are upgraded to.
+    pub fn strip_derived_entity_fields(snapshot: &mut serde_json::Value) -> bool {
+        let Some(rows) = snapshot.as_object_mut() else {
+            return false;
+        };
+        let mut stripped = false;
+        for (key, row) in rows.iter_mut() {
+            if let (true, Some(fields)) = (key.starts_with("entity:"), row.as_object_mut()) {
+                for field in Entity::DERIVED_FIELDS {
+                    stripped |= fields.remove(field).is_some();
+                }
+            }
+        }
+        stripped
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -41,6 +41,10 @@ pub struct Changes {
     /// The revisions that recorded a removed meeting's content (its ingests and extractions, from
     /// its extraction runs), for erasure (`erase_source_from_revisions`).
     pub source_revisions: BTreeSet<String>,
+    /// Record entities whole, their derived fields included: only for a deletion's preview, which
+    /// describes the entities whose summary changes and is rolled back. Every revision that is kept
+    /// records entities without them (`write_revision`).
+    pub keep_derived_entity_fields: bool,
 }
 
 /// A slot's claims (by id) and their evidence by claim, as `settle` read them.
@@ -161,13 +165,17 @@ impl Changes {
         let snapshot = |map: &mut BTreeMap<String, Value>| {
             Value::Object(std::mem::take(map).into_iter().collect())
         };
+        let (mut before, mut after) = (snapshot(&mut self.before), snapshot(&mut self.after));
+        if !self.keep_derived_entity_fields {
+            without_derived_entity_fields(&mut before, &mut after);
+        }
         let revision = Revision {
             id: id.clone(),
             action,
             target: target.to_string(),
             secondary: secondary.map(str::to_string),
-            before: snapshot(&mut self.before),
-            after: snapshot(&mut self.after),
+            before,
+            after,
             created_at: now,
         };
         let written = tx.insert_revision(&revision);
@@ -179,6 +187,26 @@ impl Changes {
         self.after = restore(revision.after);
         written?;
         Ok(id)
+    }
+}
+
+/// Entity rows as revisions keep them (`Entity::DERIVED_FIELDS`, erasure at rest): without their
+/// derived fields, and not at all when nothing else of the row changed (a meeting that only mentions
+/// an entity moves its observation times and nothing undo restores).
+fn without_derived_entity_fields(before: &mut Value, after: &mut Value) {
+    Revision::strip_derived_entity_fields(before);
+    Revision::strip_derived_entity_fields(after);
+    let (Value::Object(before), Value::Object(after)) = (before, after) else {
+        return;
+    };
+    let unchanged: Vec<String> = after
+        .iter()
+        .filter(|(key, row)| key.starts_with("entity:") && before.get(*key) == Some(*row))
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in unchanged {
+        before.remove(&key);
+        after.remove(&key);
     }
 }
 

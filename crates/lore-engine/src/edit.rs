@@ -311,6 +311,7 @@ pub(crate) fn cascade_delete(
     snapshot: Snapshot,
 ) -> EngineResult<(EditReport, Vec<String>)> {
     let mut changes = Changes::default();
+    changes.keep_derived_entity_fields = snapshot == Snapshot::Whole;
     // The source's id, and the meeting whose revisions may hold its rows.
     let (target, meeting) = match source {
         SourceRef::Meeting(id) => {

@@ -145,19 +145,11 @@ fn text<'v>(value: &'v Value, field: &str) -> &'v str {
     value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Entity fields that every rebuild derives again from the entity's names and claims: its
-/// observation times and its projection. A later write that changed only these (a new meeting that
-/// mentions the entity) changed nothing undo would lose, since every entity undo restores is rebuilt
-/// from scratch: undoing a pin or a manual name still works after it. The canonical name is compared
-/// (an entity without names keeps the one it was given).
-const DERIVED_ENTITY_FIELDS: &[&str] = &[
-    "first_observed_at",
-    "last_observed_at",
-    "current_attributes",
-    "current_brief",
-];
-
-/// Whether a row still looks as the revision left it (for an entity, apart from its derived fields).
+/// Whether a row still looks as the revision left it. For an entity, apart from its derived fields
+/// (`Entity::DERIVED_FIELDS`): revisions keep entities without them, and a later write that changed
+/// only these (a new meeting that mentions the entity) changed nothing undo would lose, since every
+/// entity undo restores is rebuilt from scratch. The canonical name is compared (an entity without
+/// names keeps the one it was given).
 fn same_as_recorded(table: &str, current: &Value, recorded: &Value) -> bool {
     if table != "entity" {
         return current == recorded;
@@ -166,7 +158,7 @@ fn same_as_recorded(table: &str, current: &Value, recorded: &Value) -> bool {
         Value::Object(fields) => Value::Object(
             fields
                 .iter()
-                .filter(|(name, _)| !DERIVED_ENTITY_FIELDS.contains(&name.as_str()))
+                .filter(|(name, _)| !Entity::DERIVED_FIELDS.contains(&name.as_str()))
                 .map(|(name, value)| (name.clone(), value.clone()))
                 .collect(),
         ),
@@ -329,6 +321,15 @@ fn write_row(
     match table {
         "entity" => {
             let entity: Entity = parse(row)?;
+            // Revisions keep no projection, so the entities whose view shows a name undo gives back
+            // are found here, as the edit that changed it found them.
+            let replaced: Option<Entity> =
+                (!current.is_null()).then(|| parse(current)).transpose()?;
+            if replaced.is_some_and(|r| r.display_name() != entity.display_name()) {
+                changes
+                    .entities
+                    .extend(crate::apply::subjects_showing_name_of(tx, &entity.id)?);
+            }
             changes.entities.insert(entity.id.clone());
             tx.upsert_entity(&entity)?;
         }

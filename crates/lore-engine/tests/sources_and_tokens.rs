@@ -317,6 +317,39 @@ fn a_deletions_revision_keeps_no_words_of_the_deleted_meeting() {
         .is_empty());
 }
 
+/// Erasure at rest (SPEC 4, L13): a later meeting that mentions an entity records the entity's row in
+/// its own revision. The row's projection (its attributes and brief) is derived from the entity's
+/// claims, so it would carry what an earlier meeting said; revisions keep entity rows without their
+/// derived fields, and deleting that earlier meeting leaves its values in no revision.
+#[test]
+fn a_deleted_meetings_values_leave_the_entity_rows_of_later_revisions() {
+    let clock = TestClock::new("2026-11-29T12:00:00Z");
+    let (engine, _dir) = file_engine(&clock);
+    let report = engine.ingest_bundle_json("alice", &example("01-")).unwrap();
+    for later in ["02-", "03-", "04-"] {
+        engine.ingest_bundle_json("alice", &example(later)).unwrap();
+    }
+    let said = engine.meeting_claims("alice", &report.meeting).unwrap();
+    let deleted = engine
+        .delete_source("alice", SourceRef::Meeting(&report.meeting))
+        .unwrap();
+    let remaining: Vec<String> = engine
+        .read("alice", |tx| Ok(tx.list_claims()?))
+        .unwrap()
+        .into_iter()
+        .filter_map(|claim| claim.value_text)
+        .collect();
+    // Values only the deleted meeting said: its claims that went, whose value no claim left has.
+    let gone: Vec<String> = said
+        .into_iter()
+        .filter(|row| deleted.deleted.contains(&row.claim))
+        .filter_map(|row| row.value)
+        .filter(|value| value.len() > 3 && !remaining.iter().any(|kept| kept.contains(value)))
+        .collect();
+    assert!(!gone.is_empty(), "the first meeting alone said some values");
+    assert_no_revision_contains(&engine, "alice", &gone);
+}
+
 fn assert_no_revision_contains(engine: &lore_engine::Engine, owner: &str, texts: &[String]) {
     let revisions = engine
         .read(owner, |tx| Ok(tx.list_revisions(1000)?))
