@@ -40,3 +40,75 @@ pub fn fresh_pg_database(base_url: &str) -> String {
         None => format!("{base_url}/{name}"),
     }
 }
+
+/// A revision as builds before schema 6 wrote them: `entities` entity rows with their derived fields
+/// (observation times, attributes and brief) beside a claim row, in both snapshots. Enough entities
+/// make SQLite store the snapshots compressed.
+pub fn revision_with_derived_entity_fields(
+    id: &str,
+    entities: usize,
+) -> lore_core::model::Revision {
+    use serde_json::json;
+    let entity = |at: usize| {
+        json!({
+            "id": format!("e{at}"), "canonical_name": format!("Entity {at}"), "pinned": false,
+            "first_observed_at": 1, "last_observed_at": 2,
+            "current_attributes": {"has_title": "Chief Lisbon Officer"},
+            "current_brief": "Entity · title: Chief Lisbon Officer",
+        })
+    };
+    let snapshot = || {
+        serde_json::Value::Object(
+            (0..entities)
+                .map(|at| (format!("entity:e{at}"), entity(at)))
+                .chain([(
+                    "claim:c1".to_string(),
+                    json!({"id": "c1", "value_text": "Chief Lisbon Officer"}),
+                )])
+                .collect(),
+        )
+    };
+    lore_core::model::Revision {
+        id: id.into(),
+        action: lore_core::model::RevisionAction::ExtractionCommit,
+        target: "m1".into(),
+        secondary: None,
+        before: snapshot(),
+        after: snapshot(),
+        created_at: lore_core::Ts(1),
+    }
+}
+
+/// Checks that an upgraded store keeps `revision_with_derived_entity_fields(id, entities)` with its
+/// entity rows stripped of `Entity::DERIVED_FIELDS` and everything else as it was.
+pub fn assert_upgraded_without_derived_entity_fields(
+    store: &dyn crate::Store,
+    owner: &str,
+    id: &str,
+    entities: usize,
+) {
+    let mut expected = revision_with_derived_entity_fields(id, entities);
+    for snapshot in [&mut expected.before, &mut expected.after] {
+        for row in snapshot.as_object_mut().unwrap().values_mut() {
+            if row.get("canonical_name").is_some() {
+                let fields = row.as_object_mut().unwrap();
+                fields.retain(|name, _| {
+                    !lore_core::model::Entity::DERIVED_FIELDS.contains(&name.as_str())
+                });
+            }
+        }
+    }
+    let mut found = None;
+    store
+        .read(owner, &mut |tx| {
+            found = tx.find_revision(id)?;
+            Ok(())
+        })
+        .unwrap();
+    let found = found.expect("the upgraded revision");
+    assert_eq!(found.before, expected.before, "{id}: before");
+    assert_eq!(found.after, expected.after, "{id}: after");
+    assert!(serde_json::to_string(&found.after)
+        .unwrap()
+        .contains("\"value_text\""));
+}

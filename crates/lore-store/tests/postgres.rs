@@ -17,6 +17,39 @@ fn postgres_passes_the_conformance_suite() {
     });
 }
 
+/// Opening a database of schema 5 strips the derived fields from the entity rows of the revisions
+/// already written (schema_v6), and leaves every other row as it was (SQLite's twin in sqlite.rs).
+#[test]
+fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields_on_postgres() {
+    use lore_store::testing::{
+        assert_upgraded_without_derived_entity_fields, revision_with_derived_entity_fields,
+    };
+    let Some(base) = pg_test_url(
+        "a_version_5_database_keeps_entities_in_revisions_without_derived_fields_on_postgres",
+    ) else {
+        return;
+    };
+    let url = fresh_pg_database(&base);
+    let blobs = tempfile::tempdir().unwrap();
+    {
+        let store = PostgresStore::open(&url, blobs.path()).unwrap();
+        store
+            .write("alice", &mut |tx| {
+                tx.insert_revision(&revision_with_derived_entity_fields("r1", 1))?;
+                tx.insert_revision(&revision_with_derived_entity_fields("r2", 60))
+            })
+            .unwrap();
+    }
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client
+        .batch_execute("UPDATE lore_schema_version SET version = 5")
+        .unwrap();
+    drop(client);
+    let store = PostgresStore::open(&url, blobs.path()).unwrap();
+    assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
+    assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
+}
+
 /// PostgreSQL finds a deleted parent row's children with a query on the foreign key's child columns:
 /// a sequential scan of the child table unless an index leads with them.
 #[test]

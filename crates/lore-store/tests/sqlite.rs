@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -51,7 +51,7 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -133,7 +133,7 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;
@@ -150,6 +150,46 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
         })
         .unwrap();
     assert!(store.integrity_problems().unwrap().is_empty());
+}
+
+/// Opening a database of schema 5 strips the derived fields from the entity rows of the revisions
+/// already written (erasure at rest: the projection repeats what the entity's claims said), in
+/// compressed and plain snapshots, and leaves every other row as it was.
+#[test]
+fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
+    use lore_store::testing::{
+        assert_upgraded_without_derived_entity_fields, revision_with_derived_entity_fields,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .write("alice", &mut |tx| {
+                tx.insert_revision(&revision_with_derived_entity_fields("r1", 1))?;
+                tx.insert_revision(&revision_with_derived_entity_fields("r2", 60))
+            })
+            .unwrap();
+    }
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let compressed: String = raw
+        .query_row(
+            "SELECT typeof(before) FROM revisions WHERE id = 'r2'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        compressed, "blob",
+        "the large snapshot is stored compressed"
+    );
+    raw.execute_batch("PRAGMA user_version = 5;").unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
+    assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
 
 /// Large revision snapshots are stored compressed (a fraction of their JSON), small ones as JSON

@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
     include_str!("schema_v5.sql"),
+    include_str!("schema_v6.sql"),
 ];
 const MAX_IDLE_CONNECTIONS: usize = 16;
 const MAX_ATTEMPTS: u32 = 6;

@@ -27,14 +27,19 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
     include_str!("schema_v5.sql"),
+    include_str!("schema_v6.sql"),
 ];
 
-/// Revisions from which the one-time `revision_meetings` upgrade says what it is doing.
+/// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
 const LARGE_REVISION_LOG: i64 = 10_000;
 
 /// The schema version that added `revision_meetings`: opening an older database fills it in for
 /// the revisions already written (`index_revision_meetings`).
 const REVISION_MEETINGS_VERSION: usize = 3;
+
+/// The schema version from which revisions keep entity rows without their derived fields: opening an
+/// older database strips them from the revisions already written (`strip_derived_entity_fields`).
+const ENTITY_SNAPSHOTS_VERSION: usize = 6;
 
 pub struct SqliteStore {
     connection: Mutex<Connection>,
@@ -627,6 +632,9 @@ fn migrate(connection: &mut Connection) -> StoreResult<()> {
         if index + 1 == REVISION_MEETINGS_VERSION {
             index_revision_meetings(&transaction)?;
         }
+        if index + 1 == ENTITY_SNAPSHOTS_VERSION {
+            strip_derived_entity_fields(&transaction)?;
+        }
         transaction
             .pragma_update(None, "user_version", (index + 1) as i64)
             .map_err(backend)?;
@@ -669,6 +677,55 @@ fn index_revision_meetings(connection: &Connection) -> StoreResult<()> {
                 .execute(params![owner, meeting, revision.id])
                 .map_err(backend)?;
         }
+    }
+    Ok(())
+}
+
+/// Rewrites the revisions already written without their entity rows' derived fields
+/// (`Revision::strip_derived_entity_fields`); the revisions that had none are left as they are.
+fn strip_derived_entity_fields(connection: &Connection) -> StoreResult<()> {
+    let count: i64 = connection
+        .query_row("SELECT count(*) FROM revisions", [], |row| row.get(0))
+        .map_err(backend)?;
+    if count >= LARGE_REVISION_LOG {
+        tracing::warn!(
+            "upgrading the database: rewriting the entity rows of {count} revisions without their derived fields (once)"
+        );
+    }
+    let mut read = connection
+        .prepare(
+            &[
+                "SELECT owner, ",
+                REVISION_COLUMNS,
+                " FROM revisions ORDER BY owner, id",
+            ]
+            .concat(),
+        )
+        .map_err(backend)?;
+    let mut replace = connection
+        .prepare(REPLACE_REVISION_SNAPSHOTS)
+        .map_err(backend)?;
+    let mut rows = read.query([]).map_err(backend)?;
+    let mut rewritten = 0usize;
+    while let Some(row) = rows.next().map_err(backend)? {
+        let owner: String = row.get(0).map_err(backend)?;
+        let mut revision = rows::revision_row_at(row, 1).map_err(backend)?;
+        let before = Revision::strip_derived_entity_fields(&mut revision.before);
+        let after = Revision::strip_derived_entity_fields(&mut revision.after);
+        if before || after {
+            replace
+                .execute(params![
+                    owner,
+                    revision.id,
+                    snapshot_to_sql(&revision.before),
+                    snapshot_to_sql(&revision.after)
+                ])
+                .map_err(backend)?;
+            rewritten += 1;
+        }
+    }
+    if rewritten > 0 {
+        tracing::info!("upgraded the database: {rewritten} revisions keep entities without their derived fields");
     }
     Ok(())
 }
