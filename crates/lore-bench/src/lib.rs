@@ -45,6 +45,10 @@ pub struct IngestStats {
     pub seconds: f64,
     /// Meetings per durable transaction.
     pub batch: usize,
+    /// Statements the ingest's write transactions ran per meeting (`Store::write_statements`; absent
+    /// where the backend does not count them): the ingest's work, whatever the machine's speed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statements_per_meeting: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -57,6 +61,11 @@ pub struct BenchReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestStats>,
     pub db_bytes_per_1000_claims: Option<u64>,
+    /// Statements a committed cascade delete ran, on average over the measured ones
+    /// (`Store::write_statements`; absent for a reads-only run and where the backend does not count
+    /// them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statements_per_delete: Option<f64>,
     /// Per graph operation, the answers' sizes over the same targets (nodes and edges at p50, p95
     /// and the largest), so that graph timings can be read against the neighborhoods they return.
     pub graph_sizes: BTreeMap<String, BTreeMap<String, usize>>,
@@ -253,6 +262,7 @@ fn populate(
     ));
     let registry = lore_core::Registry::builtin();
     let started = Instant::now();
+    let statements_before = engine.store().write_statements();
     let mut candidates = 0usize;
     let mut halfway = None;
     let batch = config.batch.max(1);
@@ -288,6 +298,11 @@ fn populate(
         meetings_per_s: (dataset.bundles.len() as f64 / seconds * 10.0).round() / 10.0,
         seconds: (seconds * 100.0).round() / 100.0,
         batch,
+        statements_per_meeting: per_operation(
+            statements_before,
+            engine.store().write_statements(),
+            dataset.bundles.len(),
+        ),
     };
     // What the measurements need of the generated meetings is their number: their text (gigabytes at
     // scale 100) would only crowd the database out of memory while the reads are measured.
@@ -534,12 +549,13 @@ fn measure_all(
         })?,
     );
 
+    let mut statements_per_delete = None;
     if !config.reads_only {
         let people: Vec<&lore_engine::EntityRow> = entities
             .iter()
             .filter(|e| e.kind == lore_core::EntityKind::Person)
             .collect();
-        measure_writes(
+        statements_per_delete = measure_writes(
             engine,
             config,
             &Writes {
@@ -581,6 +597,7 @@ fn measure_all(
         ops,
         ingest,
         db_bytes_per_1000_claims: None,
+        statements_per_delete,
         graph_sizes,
         prewarm_ms,
         indexes_ready_ms,
@@ -601,7 +618,14 @@ struct Writes<'a> {
     samples: usize,
 }
 
-/// The cascade delete (rolled back, then committed) and the graph index rebuild after a write.
+/// The statements write transactions ran from `before` to `after`, per operation, to one decimal.
+fn per_operation(before: Option<u64>, after: Option<u64>, operations: usize) -> Option<f64> {
+    let ran = after?.checked_sub(before?)?;
+    (operations > 0).then(|| (ran as f64 / operations as f64 * 10.0).round() / 10.0)
+}
+
+/// The cascade delete (rolled back, then committed) and the graph index rebuild after a write;
+/// returns the statements per committed delete.
 fn measure_writes(
     engine: &Engine,
     config: &BenchConfig,
@@ -609,7 +633,7 @@ fn measure_writes(
     rng: &mut Rng,
     ops: &mut BTreeMap<String, OpStats>,
     progress: &mut impl FnMut(&str),
-) -> Result<(), String> {
+) -> Result<Option<f64>, String> {
     progress("measuring deletions");
     // Meeting rows only (`Engine::list_meetings` also counts every meeting's segments).
     let meetings = engine
@@ -637,6 +661,7 @@ fn measure_writes(
             .map_err(|e| e.to_string())?;
     }
     let mut samples = Vec::with_capacity(unique.len());
+    let statements_before = engine.store().write_statements();
     for id in unique.iter().skip(warmup) {
         let started = Instant::now();
         engine
@@ -644,6 +669,11 @@ fn measure_writes(
             .map_err(|e| e.to_string())?;
         samples.push(started.elapsed());
     }
+    let statements = per_operation(
+        statements_before,
+        engine.store().write_statements(),
+        samples.len(),
+    );
     ops.insert("cascade_delete".to_string(), stats(samples));
 
     // What a long-lived process pays after each write: the first graph read answers from queries,
@@ -680,5 +710,5 @@ fn measure_writes(
     ops.insert("graph_after_write".to_string(), stats(after_write));
     ops.insert("graph_index_rebuild".to_string(), stats(rebuilds));
 
-    Ok(())
+    Ok(statements)
 }

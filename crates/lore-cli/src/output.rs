@@ -218,6 +218,16 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
             let _ = writeln!(out, "\nreads only: no ingest, edits or deletions measured");
         }
     }
+    let per_meeting = report
+        .ingest
+        .as_ref()
+        .and_then(|ingest| ingest.statements_per_meeting);
+    if let (Some(per_meeting), Some(per_delete)) = (per_meeting, report.statements_per_delete) {
+        let _ = writeln!(
+            out,
+            "statements run by writes: {per_meeting:.1} per meeting ingested, {per_delete:.1} per committed delete"
+        );
+    }
     if let Some(bytes) = report.db_bytes_per_1000_claims {
         let _ = writeln!(out, "database size: {bytes} bytes per 1,000 claims");
     }

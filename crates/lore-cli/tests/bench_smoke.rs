@@ -50,6 +50,16 @@ fn bench_quick_reports_every_operation() {
     assert!(report["ingest"]["meetings_per_s"].as_f64().unwrap_or(0.0) > 0.0);
     assert!(report["dataset"]["claims"].as_u64().unwrap_or(0) > 0);
     assert!(report["db_bytes_per_1000_claims"].as_u64().unwrap_or(0) > 0);
+    // The writes' statements, a measure of their work that does not depend on the machine.
+    for (what, statements) in [
+        ("per meeting", &report["ingest"]["statements_per_meeting"]),
+        ("per delete", &report["statements_per_delete"]),
+    ] {
+        assert!(
+            statements.as_f64().unwrap_or(0.0) > 10.0,
+            "statements {what}: {statements}"
+        );
+    }
     // The reads were measured after the prewarm a server runs at start, and the report says so.
     assert!(report["prewarm_ms"].as_f64().is_some(), "no prewarm_ms");
     assert!(
@@ -122,6 +132,7 @@ fn bench_keep_then_reads_only_measures_the_reads_again() {
     ] {
         assert!(report["ops"][write].is_null(), "{write} was measured");
     }
+    assert!(report["statements_per_delete"].is_null(), "{report}");
     assert!(
         report["ingest"].is_null(),
         "a reads-only run reports no ingest"

@@ -248,6 +248,14 @@ pub trait Store: Send + Sync {
         Ok(0)
     }
 
+    /// How many statements write transactions have run since the store opened (rolled-back ones
+    /// included), or `None` where the backend does not count them (PostgreSQL). For the benchmark:
+    /// a write's statements are a measure of its work that does not depend on the machine's speed
+    /// or load.
+    fn write_statements(&self) -> Option<u64> {
+        None
+    }
+
     /// The entity pages the store holds in memory for `owner` in its current read snapshot version,
     /// for `show` and the other per-entity reads (SQLite's page index, built on a thread of the
     /// store's own when `prewarm` or enough projections ask); `None` when it holds none. For the

@@ -192,6 +192,43 @@ fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
 
+/// `write_statements` counts the statements write transactions run, a rolled-back one's too, and
+/// nothing a read runs: the benchmark's machine-independent measure of a write's work.
+#[test]
+fn write_statements_count_the_writes_statements_only() {
+    use lore_core::model::{Revision, RevisionAction};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("lore.db")).unwrap();
+    let revision = |id: &str| Revision {
+        id: id.into(),
+        action: RevisionAction::ClaimRetract,
+        target: "c1".into(),
+        secondary: None,
+        before: serde_json::json!({}),
+        after: serde_json::json!({}),
+        created_at: lore_core::Ts(1),
+    };
+    let counted = || store.write_statements().expect("SQLite counts statements");
+    let start = counted();
+    // One statement: the revision names no meeting, so no `revision_meetings` row goes with it.
+    store
+        .write("alice", &mut |tx| tx.insert_revision(&revision("r1")))
+        .unwrap();
+    assert_eq!(counted(), start + 1);
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_revision(&revision("r2"))?;
+            tx.find_revision("r2")?;
+            Err(lore_store::StoreError::Conflict("rolled back".into()))
+        })
+        .unwrap_err();
+    assert_eq!(counted(), start + 3, "a rolled-back write counts");
+    store
+        .read("alice", &mut |tx| tx.find_revision("r1").map(|_| ()))
+        .unwrap();
+    assert_eq!(counted(), start + 3, "a read does not count");
+}
+
 /// Large revision snapshots are stored compressed (a fraction of their JSON), small ones as JSON
 /// text; rows written as text by earlier builds still read, and a blob in an unknown format is an
 /// error rather than a panic or a wrong value.

@@ -53,6 +53,8 @@ pub struct SqliteStore {
     /// The owners' entity pages and their build thread (file databases only; `page_index.rs`).
     pages: Option<OwnerBuilds<page_index::PageIndex>>,
     blob_dir: PathBuf,
+    /// Statements run by write transactions (`Store::write_statements`).
+    write_statements: std::sync::atomic::AtomicU64,
 }
 
 /// Copies the write-ahead log into the database file on a thread of its own, so that a commit never
@@ -251,6 +253,7 @@ impl SqliteStore {
             graphs: None,
             pages: None,
             blob_dir,
+            write_statements: Default::default(),
         })
     }
 
@@ -432,6 +435,7 @@ impl SqliteStore {
                 graphs: self.graphs.as_ref(),
                 pages: self.pages.as_ref(),
                 entities: Default::default(),
+                statements: Default::default(),
             };
             let outcome = work(&mut tx);
             cache.recount();
@@ -450,7 +454,12 @@ impl SqliteStore {
                 .map_err(backend)?;
             let mut tx = SqliteTx::plain(&transaction, owner);
             let changes_before = transaction.total_changes();
-            work(&mut tx)?;
+            let outcome = work(&mut tx);
+            if commit {
+                self.write_statements
+                    .fetch_add(tx.statements.get(), std::sync::atomic::Ordering::Relaxed);
+            }
+            outcome?;
             if commit {
                 // The owner's version names its state (`owner_versions`): a transaction that
                 // changed rows bumps it, one that changed nothing leaves every index in place.
@@ -749,6 +758,13 @@ pub(crate) const LIST_ENTITY_REDIRECTS: &str =
     "SELECT old_id, new_id FROM entity_redirects WHERE owner = ?1 ORDER BY old_id";
 
 impl Store for SqliteStore {
+    fn write_statements(&self) -> Option<u64> {
+        Some(
+            self.write_statements
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
     fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
         self.run(owner, TransactionBehavior::Immediate, true, work)
     }
@@ -1076,6 +1092,8 @@ struct SqliteTx<'c> {
     /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
     /// one transaction reads it once.
     entities: std::collections::HashMap<String, Option<Entity>>,
+    /// Statements this transaction ran through `exec`, `all` and `one`.
+    statements: std::cell::Cell<u64>,
 }
 
 /// Answers a read from the memo when it holds it, otherwise queries and remembers the answer.
@@ -1118,6 +1136,7 @@ impl<'c> SqliteTx<'c> {
             graphs: None,
             pages: None,
             entities: Default::default(),
+            statements: Default::default(),
         }
     }
 
@@ -1204,6 +1223,7 @@ impl<'c> SqliteTx<'c> {
     }
 
     fn exec<P: Params>(&self, sql: &str, params: P) -> StoreResult<usize> {
+        self.statements.set(self.statements.get() + 1);
         self.connection
             .prepare_cached(sql)
             .map_err(backend)?
@@ -1217,6 +1237,7 @@ impl<'c> SqliteTx<'c> {
         params: P,
         map: fn(&Row) -> rusqlite::Result<T>,
     ) -> StoreResult<Vec<T>> {
+        self.statements.set(self.statements.get() + 1);
         let mut statement = self.connection.prepare_cached(sql).map_err(backend)?;
         let rows = statement.query_map(params, map).map_err(backend)?;
         rows.collect::<Result<Vec<T>, _>>().map_err(backend)
@@ -1228,6 +1249,7 @@ impl<'c> SqliteTx<'c> {
         params: P,
         map: fn(&Row) -> rusqlite::Result<T>,
     ) -> StoreResult<Option<T>> {
+        self.statements.set(self.statements.get() + 1);
         let mut statement = self.connection.prepare_cached(sql).map_err(backend)?;
         statement.query_row(params, map).optional().map_err(backend)
     }
