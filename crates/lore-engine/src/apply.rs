@@ -45,6 +45,10 @@ pub struct Changes {
     /// describes the entities whose summary changes and is rolled back. Every revision that is kept
     /// records entities without them (`write_revision`).
     pub keep_derived_entity_fields: bool,
+    /// The mutation wrote claims and review-queue entries back from a revision's snapshots (undo):
+    /// until it settles, an open conflict entry may belong to a claim whose restored state is not
+    /// in conflict, so `settle` looks up every settled claim's entry.
+    pub snapshots_restored: bool,
 }
 
 /// A slot's claims (by id) and their evidence by claim, as `settle` read them.
@@ -592,7 +596,14 @@ fn reevaluate_slot(
             );
             changes.touch_claim(claim);
         }
-        sync_conflict_suggestion(tx, claim, derived, holder.map(|h| h.id.as_str()), now)?;
+        sync_conflict_suggestion(
+            tx,
+            claim,
+            derived,
+            holder.map(|h| h.id.as_str()),
+            now,
+            changes.snapshots_restored,
+        )?;
     }
     if changes.keep_loaded_slots {
         changes
@@ -602,20 +613,33 @@ fn reevaluate_slot(
     Ok(())
 }
 
+/// Whether a claim in this derived state belongs in the review queue: provisional, in conflict with
+/// another claim (an assistant's claim waits for confirmation without an entry).
+pub fn in_conflict(derived: &ClaimDerived) -> bool {
+    derived.status == ClaimStatus::Provisional
+        && derived
+            .conflict
+            .is_some_and(|reason| reason != ConflictReason::Assistant)
+}
+
 /// Keeps one open review-queue entry per provisional claim that conflicts with another (L6, L7, L8).
+/// An open entry exists only while the claim's stored state is `in_conflict` (`check_invariants`
+/// checks it), so a claim that was not and is not in conflict has none to look up, unless the
+/// mutation `restored` rows from a revision's snapshots (`Changes::snapshots_restored`).
 fn sync_conflict_suggestion(
     tx: &mut dyn Tx,
     claim: &Claim,
     derived: &ClaimDerived,
     holder: Option<&str>,
     now: Ts,
+    restored: bool,
 ) -> EngineResult<()> {
+    let conflicting = in_conflict(derived);
+    if !conflicting && !in_conflict(&claim.derived) && !restored {
+        return Ok(());
+    }
     let id = conflict_suggestion_id(&claim.id);
     let existing = tx.find_suggestion(&id)?;
-    let conflicting = derived.status == ClaimStatus::Provisional
-        && derived
-            .conflict
-            .is_some_and(|reason| reason != ConflictReason::Assistant);
     match (conflicting, existing) {
         (true, None) => tx.upsert_suggestion(&Suggestion {
             id,

@@ -33,6 +33,24 @@ pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String
                 }
             }
         }
+        // An open conflict entry in the review queue belongs to a claim stored in conflict (a claim
+        // in conflict may have none: the user decided its entry, and it conflicts again since).
+        let in_conflict: BTreeSet<String> = claims
+            .iter()
+            .filter(|claim| crate::apply::in_conflict(&claim.derived))
+            .map(|claim| crate::apply::conflict_suggestion_id(&claim.id))
+            .collect();
+        for suggestion in tx.list_suggestions()? {
+            if suggestion.kind == "claim_conflict"
+                && suggestion.status == SuggestionStatus::Open
+                && !in_conflict.contains(&suggestion.id)
+            {
+                problems.push(format!(
+                    "conflict entry {} is open but claim {} is not in conflict",
+                    suggestion.id, suggestion.target
+                ));
+            }
+        }
         for claim in &claims {
             let evidence = tx.list_evidence_by_claim(&claim.id)?;
             if evidence.is_empty() && claim.retracted_at.is_none() {

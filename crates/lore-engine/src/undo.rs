@@ -92,6 +92,7 @@ impl Engine {
             }
 
             let mut changes = Changes::default();
+            changes.snapshots_restored = true;
             for table in TABLES {
                 for key in keys.iter().filter(|k| k.starts_with(&format!("{table}:"))) {
                     let old = before.get(*key).unwrap_or(&Value::Null);

@@ -50,9 +50,8 @@ fn merge_then_undo_restores_every_claims_status_history() {
         rows.iter().map(|(id, _)| id.clone()).collect()
     };
     assert_eq!(ids(&after), ids(&before));
-    assert!(lore_engine::check_invariants(&engine, OWNER)
-        .unwrap()
-        .is_empty());
+    let problems = lore_engine::check_invariants(&engine, OWNER).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
 }
 
 /// Undoing a pin or a manual name still works after a new meeting mentioned the entity: that meeting
