@@ -48,11 +48,11 @@ pub fn canonical_emails(id: &str, emails: &[String]) -> Vec<String> {
 
 /// The people the meeting's identifiers resolve to.
 pub fn people_taught_by(tx: &mut dyn Tx, meeting: &str) -> EngineResult<BTreeSet<String>> {
-    let mut people = BTreeSet::new();
-    for source in tx.list_identifier_sources_by_meeting(meeting)? {
-        people.extend(tx.find_entity_by_identifier(&source.scheme, &source.value)?);
-    }
-    Ok(people)
+    Ok(tx
+        .list_entities_taught_by_meeting(meeting)?
+        .into_iter()
+        .map(|(_, person)| person)
+        .collect())
 }
 
 /// Joins the people one participant of `meeting` was identified as, then re-anchors every person
@@ -66,10 +66,8 @@ pub fn reconcile_people(
     let mut touched: BTreeSet<String> = also.clone();
     if let Some(meeting) = meeting {
         let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for source in tx.list_identifier_sources_by_meeting(meeting)? {
-            if let Some(entity) = tx.find_entity_by_identifier(&source.scheme, &source.value)? {
-                groups.entry(source.group).or_default().insert(entity);
-            }
+        for (group, entity) in tx.list_entities_taught_by_meeting(meeting)? {
+            groups.entry(group).or_default().insert(entity);
         }
         for people in groups.into_values() {
             let people: Vec<String> = people.into_iter().collect();

@@ -34,6 +34,69 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     entity_redirects_point_old_ids_at_new_ones(make_store().as_ref());
     meeting_counts_equal_the_lists(make_store().as_ref());
     attached_links_equal_their_definition(make_store().as_ref());
+    entities_taught_by_a_meeting_equal_their_definition(make_store().as_ref());
+}
+
+/// `list_entities_taught_by_meeting` (one join) answers what its definition reads source by source:
+/// the `(group, entity)` of each of the meeting's sources whose identifier resolves, sorted and
+/// distinct, and nothing of another meeting or owner.
+fn entities_taught_by_a_meeting_equal_their_definition(store: &dyn Store) {
+    let source = |value: &str, meeting: &str, group: &str| IdentifierSource {
+        scheme: "email".into(),
+        value: value.into(),
+        meeting: meeting.into(),
+        group: group.into(),
+        primary: false,
+    };
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            tx.upsert_entity(&sample_entity("e1"))?;
+            tx.upsert_entity(&sample_entity("e2"))?;
+            tx.insert_identifier("email", "a@x.example", "e1")?;
+            tx.insert_identifier("email", "b@x.example", "e2")?;
+            if owner == "bob" {
+                tx.insert_identifier("email", "c@x.example", "e2")?;
+            }
+            // Group names that sort differently in byte order and in a linguistic collation.
+            for (value, meeting, group) in [
+                ("b@x.example", "m1", "g1"),
+                ("a@x.example", "m1", "g1"),
+                ("a@x.example", "m1", "G2"),
+                ("c@x.example", "m1", "g3"),
+                ("b@x.example", "m2", "g4"),
+            ] {
+                tx.insert_identifier_source(&source(value, meeting, group))?;
+            }
+            Ok(())
+        })
+        .expect("entities taught: writes");
+    }
+    let pair = |group: &str, entity: &str| (group.to_string(), entity.to_string());
+    for (owner, expected) in [
+        (
+            "alice",
+            vec![pair("G2", "e1"), pair("g1", "e1"), pair("g1", "e2")],
+        ),
+        (
+            "bob",
+            vec![
+                pair("G2", "e1"),
+                pair("g1", "e1"),
+                pair("g1", "e2"),
+                pair("g3", "e2"),
+            ],
+        ),
+    ] {
+        store
+            .read(owner, &mut |tx| {
+                let taught = tx.list_entities_taught_by_meeting("m1")?;
+                assert_eq!(taught, crate::entities_taught_by_definition(tx, "m1")?);
+                assert_eq!(taught, expected, "{owner}");
+                assert!(tx.list_entities_taught_by_meeting("m9")?.is_empty());
+                Ok(())
+            })
+            .expect("entities taught: reads");
+    }
 }
 
 /// `list_attached_links` (one join) answers what its definition reads attachment by attachment: only

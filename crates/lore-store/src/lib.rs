@@ -149,6 +149,36 @@ pub struct AttachedLink {
     pub meeting_external_id: String,
 }
 
+/// What [`Tx::list_entities_taught_by_meeting`] answers, from the reads it replaces: the meeting's
+/// identifier sources, each resolved by `find_entity_by_identifier` (the trait's default, and what
+/// the conformance suite holds the backends' joins to).
+pub fn entities_taught_by_definition<X: Tx + ?Sized>(
+    tx: &mut X,
+    meeting: &str,
+) -> StoreResult<Vec<(String, String)>> {
+    let mut taught = std::collections::BTreeSet::new();
+    for source in tx.list_identifier_sources_by_meeting(meeting)? {
+        if let Some(entity) = tx.find_entity_by_identifier(&source.scheme, &source.value)? {
+            taught.insert((source.group, entity));
+        }
+    }
+    Ok(taught.into_iter().collect())
+}
+
+/// The `(group, entity)` rows of `ENTITIES_TAUGHT_BY_MEETING`, as `list_entities_taught_by_meeting`
+/// answers them: sorted by byte order and distinct, whatever the backend's collation.
+pub(crate) fn sorted_distinct(mut rows: Vec<(String, String)>) -> Vec<(String, String)> {
+    rows.sort();
+    rows.dedup();
+    rows
+}
+
+/// One statement for [`Tx::list_entities_taught_by_meeting`], run as written by both backends.
+pub(crate) const ENTITIES_TAUGHT_BY_MEETING: &str =
+    "SELECT s.grp, i.entity FROM identifier_sources AS s \
+     JOIN entity_identifiers AS i ON i.owner = s.owner AND i.scheme = s.scheme AND i.value = s.value \
+     WHERE s.owner = ?1 AND s.meeting = ?2";
+
 /// What [`Tx::list_attached_links`] answers, from the reads it replaces: each of the entity's
 /// attachments whose link is one of the attaching meeting's links, in link id order (the trait's
 /// default, and what the conformance suite holds the backends' joins to).
@@ -590,6 +620,15 @@ pub trait Tx {
         &mut self,
         meeting: &str,
     ) -> StoreResult<Vec<IdentifierSource>>;
+    /// What the identifiers `meeting` taught resolve to: `(group, entity)` for each of its identifier
+    /// sources whose identifier resolves, sorted and distinct ([`entities_taught_by_definition`]; a
+    /// backend answers in one statement instead of a lookup per source).
+    fn list_entities_taught_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
+        entities_taught_by_definition(self, meeting)
+    }
     fn delete_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()>;
     /// Records that a meeting tagged a project or concept (deleted with the meeting).
     fn insert_meeting_tag(&mut self, tag: &MeetingTag) -> StoreResult<()>;

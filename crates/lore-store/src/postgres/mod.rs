@@ -1811,6 +1811,19 @@ impl Tx for PgTx<'_, '_> {
         )
     }
 
+    fn list_entities_taught_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
+        let owner = self.owner.clone();
+        let rows = self.all(
+            crate::ENTITIES_TAUGHT_BY_MEETING,
+            &[&owner, &meeting],
+            |row| Ok((rows::text(row, 0)?, rows::text(row, 1)?)),
+        )?;
+        Ok(crate::sorted_distinct(rows))
+    }
+
     fn list_identifier_sources_by_meeting(
         &mut self,
         meeting: &str,

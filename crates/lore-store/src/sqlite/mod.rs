@@ -2618,6 +2618,18 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    fn list_entities_taught_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
+        let rows = self.all(
+            crate::ENTITIES_TAUGHT_BY_MEETING,
+            params![self.owner, meeting],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        Ok(crate::sorted_distinct(rows))
+    }
+
     fn delete_identifier_source(&mut self, s: &IdentifierSource) -> StoreResult<()> {
         self.exec(
             "DELETE FROM identifier_sources WHERE owner = ?1 AND scheme = ?2 AND value = ?3 \
