@@ -2,7 +2,7 @@
 //! by domain or external key, projects and concepts by key. A name alone never joins two entities
 //! across meetings: it yields a provisional entity scoped to its meeting (or, for a company, its series).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lore_core::ids::short_id;
 use lore_core::model::*;
@@ -347,8 +347,8 @@ pub fn forget_meeting_identifiers(
     meeting: &str,
     changes: &mut Changes,
 ) -> EngineResult<()> {
-    let sources = tx.list_identifier_sources_by_meeting(meeting)?;
-    forget_sources(tx, &sources, changes)
+    let sources = tx.delete_identifier_sources_by_meeting(meeting)?;
+    forget_deleted_sources(tx, &sources, changes)
 }
 
 /// A participant the user removed from a meeting no longer teaches its identifiers there, exactly
@@ -374,44 +374,51 @@ pub fn forget_participant_identifiers(
         .into_iter()
         .filter(|source| groups.contains(&source.group))
         .collect();
-    forget_sources(tx, &sources, changes)
+    for source in &sources {
+        tx.delete_identifier_source(source)?;
+    }
+    forget_deleted_sources(tx, &sources, changes)
 }
 
-fn forget_sources(
+/// After these identifier sources were deleted: each identifier no other source teaches any more
+/// stops resolving (see `forget_meeting_identifiers`). Which ones are left is read in one statement.
+fn forget_deleted_sources(
     tx: &mut dyn Tx,
     sources: &[IdentifierSource],
     changes: &mut Changes,
 ) -> EngineResult<()> {
+    let mut identifiers = BTreeSet::new();
     for source in sources {
-        tx.delete_identifier_source(source)?;
         changes.record_row(identifier_source_key(source), Some(source), None);
-        if tx
-            .find_identifier_source(&source.scheme, &source.value)?
-            .is_some()
-        {
-            continue;
-        }
-        let Some(entity_id) = tx.find_entity_by_identifier(&source.scheme, &source.value)? else {
+        identifiers.insert((source.scheme.clone(), source.value.clone()));
+    }
+    let identifiers: Vec<(String, String)> = identifiers.into_iter().collect();
+    let still_taught: BTreeSet<(String, String)> = tx
+        .list_identifiers_still_taught(&identifiers)?
+        .into_iter()
+        .collect();
+    for identifier in identifiers.iter().filter(|i| !still_taught.contains(*i)) {
+        let (scheme, value) = identifier;
+        let Some(entity_id) = tx.find_entity_by_identifier(scheme, value)? else {
             continue;
         };
         let Some(entity) = tx.find_entity(&entity_id)? else {
             continue;
         };
         // The identifier the entity's id derives from is its identity, not something learned.
-        let intrinsic =
-            short_id("e_", &[entity.kind.as_str(), &source.scheme, &source.value]) == entity.id;
+        let intrinsic = short_id("e_", &[entity.kind.as_str(), scheme, value]) == entity.id;
         if intrinsic || !entity.do_not_merge_with.is_empty() {
             continue;
         }
-        tx.delete_identifier(&source.scheme, &source.value)?;
+        tx.delete_identifier(scheme, value)?;
         changes.record(
-            format!("identifier:{}|{}", source.scheme, source.value),
-            Some(json!({"scheme": source.scheme, "value": source.value, "entity": entity_id})),
+            format!("identifier:{scheme}|{value}"),
+            Some(json!({"scheme": scheme, "value": value, "entity": entity_id})),
             None,
         );
-        if source.scheme == "email" && entity.emails.contains(&source.value) {
+        if scheme == "email" && entity.emails.contains(value) {
             let mut updated = entity.clone();
-            updated.emails.retain(|email| email != &source.value);
+            updated.emails.retain(|email| email != value);
             tx.upsert_entity(&updated)?;
             changes.record_row(format!("entity:{entity_id}"), Some(&entity), Some(&updated));
         }

@@ -35,6 +35,79 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     meeting_counts_equal_the_lists(make_store().as_ref());
     attached_links_equal_their_definition(make_store().as_ref());
     entities_taught_by_a_meeting_equal_their_definition(make_store().as_ref());
+    a_meetings_identifier_sources_go_in_one_call(make_store().as_ref());
+}
+
+/// `delete_identifier_sources_by_meeting` removes exactly the meeting's sources and returns them as
+/// `list_identifier_sources_by_meeting` listed them; `list_identifiers_still_taught` keeps the
+/// identifiers `find_identifier_source` still finds, per owner.
+fn a_meetings_identifier_sources_go_in_one_call(store: &dyn Store) {
+    let source = |scheme: &str, value: &str, meeting: &str, group: &str| IdentifierSource {
+        scheme: scheme.into(),
+        value: value.into(),
+        meeting: meeting.into(),
+        group: group.into(),
+        primary: group == "g1",
+    };
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| {
+            for row in [
+                source("email", "b@x.example", "m1", "g1"),
+                source("email", "a@x.example", "m1", "g2"),
+                source("email", "a@x.example", "m1", "g1"),
+                source("platform", "zoom:7", "m1", "g3"),
+                source("email", "a@x.example", "m2", "g1"),
+            ] {
+                tx.insert_identifier_source(&row)?;
+            }
+            if owner == "bob" {
+                tx.insert_identifier_source(&source("email", "b@x.example", "m2", "g1"))?;
+            }
+            Ok(())
+        })
+        .expect("identifier sources: writes");
+    }
+    let identifier = |scheme: &str, value: &str| (scheme.to_string(), value.to_string());
+    let asked = [
+        identifier("platform", "zoom:7"),
+        identifier("email", "c@x.example"),
+        identifier("email", "b@x.example"),
+        identifier("email", "a@x.example"),
+    ];
+    for (owner, still) in [
+        ("alice", vec![identifier("email", "a@x.example")]),
+        (
+            "bob",
+            vec![
+                identifier("email", "a@x.example"),
+                identifier("email", "b@x.example"),
+            ],
+        ),
+    ] {
+        write(store, owner, |tx| {
+            let listed = tx.list_identifier_sources_by_meeting("m1")?;
+            assert_eq!(listed.len(), 4);
+            assert_eq!(tx.delete_identifier_sources_by_meeting("m1")?, listed);
+            assert!(tx.list_identifier_sources_by_meeting("m1")?.is_empty());
+            assert_eq!(
+                tx.list_identifier_sources_by_meeting("m2")?.len(),
+                still.len()
+            );
+            let mut by_definition = Vec::new();
+            for (scheme, value) in &asked {
+                if tx.find_identifier_source(scheme, value)?.is_some() {
+                    by_definition.push((scheme.clone(), value.clone()));
+                }
+            }
+            by_definition.sort();
+            assert_eq!(tx.list_identifiers_still_taught(&asked)?, by_definition);
+            assert_eq!(by_definition, still, "{owner}");
+            assert!(tx.list_identifiers_still_taught(&[])?.is_empty());
+            assert!(tx.delete_identifier_sources_by_meeting("m1")?.is_empty());
+            Ok(())
+        })
+        .expect("identifier sources: deletion");
+    }
 }
 
 /// `list_entities_taught_by_meeting` (one join) answers what its definition reads source by source:

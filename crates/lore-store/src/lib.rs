@@ -738,6 +738,33 @@ pub trait Tx {
             .into_iter()
             .next())
     }
+    /// Deletes every identifier source of `meeting` and returns them, in
+    /// `list_identifier_sources_by_meeting` order (SQLite: one statement).
+    fn delete_identifier_sources_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        let sources = self.list_identifier_sources_by_meeting(meeting)?;
+        for source in &sources {
+            self.delete_identifier_source(source)?;
+        }
+        Ok(sources)
+    }
+    /// Of these `(scheme, value)` identifiers, the ones that some meeting still teaches (an
+    /// identifier source names them), sorted and distinct (SQLite: one statement, where the default
+    /// asks `find_identifier_source` for each).
+    fn list_identifiers_still_taught(
+        &mut self,
+        identifiers: &[(String, String)],
+    ) -> StoreResult<Vec<(String, String)>> {
+        let mut taught = std::collections::BTreeSet::new();
+        for (scheme, value) in identifiers {
+            if self.find_identifier_source(scheme, value)?.is_some() {
+                taught.insert((scheme.clone(), value.clone()));
+            }
+        }
+        Ok(taught.into_iter().collect())
+    }
     /// How much of a meeting is stored: its segments, notes, participants and evidence rows, as the
     /// lengths of `list_segments`, `list_notes`, `list_participants` and `list_evidence_by_meeting`.
     /// A backend may count them without reading the rows.

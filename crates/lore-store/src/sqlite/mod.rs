@@ -2786,6 +2786,39 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    fn delete_identifier_sources_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        let mut sources = self.all(
+            "DELETE FROM identifier_sources WHERE owner = ?1 AND meeting = ?2 \
+             RETURNING scheme, value, meeting, grp, is_primary",
+            params![self.owner, meeting],
+            identifier_source_row,
+        )?;
+        // RETURNING gives the rows in no set order: the listing's order (scheme, value, group).
+        sources
+            .sort_by(|a, b| (&a.scheme, &a.value, &a.group).cmp(&(&b.scheme, &b.value, &b.group)));
+        Ok(sources)
+    }
+
+    fn list_identifiers_still_taught(
+        &mut self,
+        identifiers: &[(String, String)],
+    ) -> StoreResult<Vec<(String, String)>> {
+        if identifiers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.all(
+            "SELECT DISTINCT i.value ->> 0, i.value ->> 1 FROM json_each(?2) AS i WHERE EXISTS \
+             (SELECT 1 FROM identifier_sources AS s WHERE s.owner = ?1 \
+              AND s.scheme = i.value ->> 0 AND s.value = i.value ->> 1)",
+            params![self.owner, to_json(&identifiers)],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        Ok(crate::sorted_distinct(rows))
+    }
+
     fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<crate::SubjectClaimBounds> {
         // One row out instead of every claim decoded.
         let bounds = self.one(SUBJECT_CLAIM_BOUNDS, params![self.owner, entity], |row| {
