@@ -266,8 +266,9 @@ fn rebuild_slot_history(
     }
     for (claim, rows) in histories {
         // Most claims of a touched slot keep their history; rewriting it would change no row.
-        if stored.get(claim) != Some(&rows) {
-            tx.replace_status_history(claim, &rows)?;
+        let read = stored.get(claim).map(Vec::as_slice).unwrap_or(&[]);
+        if read != rows.as_slice() {
+            tx.replace_status_history_read(claim, read, &rows)?;
         }
     }
     Ok(())

@@ -1509,6 +1509,25 @@ fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
             assert_eq!(tx.list_status_changes("c1")?, grown);
             tx.replace_status_history("c1", &history)?;
         }
+        // The same replacements given the history as read: the same rows result.
+        for history in [
+            vec![row(12, &active), row(20, &superseded), row(30, &active)],
+            vec![row(12, &active), row(20, &superseded), row(30, &later)],
+            vec![row(12, &active), row(25, &later)],
+            Vec::new(),
+            vec![row(11, &active), row(25, &later), row(30, &active)],
+        ] {
+            let read = tx.list_status_changes("c1")?;
+            tx.replace_status_history_read("c1", &read, &history)?;
+            assert_eq!(tx.list_status_changes("c1")?, history);
+            let next = row(50, &later);
+            tx.insert_status_change(&next)?;
+            let mut grown = history.clone();
+            grown.push(next);
+            assert_eq!(tx.list_status_changes("c1")?, grown);
+            let read = tx.list_status_changes("c1")?;
+            tx.replace_status_history_read("c1", &read, &history)?;
+        }
         Ok(())
     })
     .expect("status_history_is_replaced_whole_and_read_as_of");

@@ -540,6 +540,17 @@ pub trait Tx {
     fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>>;
     /// Replaces a claim's whole status history with `rows`, in order.
     fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()>;
+    /// The same, given the history as this transaction read it (`list_status_changes_by_slot`, in
+    /// order): a backend may keep the rows both start with without reading them again (SQLite).
+    fn replace_status_history_read(
+        &mut self,
+        claim: &str,
+        stored: &[StatusChange],
+        rows: &[StatusChange],
+    ) -> StoreResult<()> {
+        let _ = stored;
+        self.replace_status_history(claim, rows)
+    }
     fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>>;
     /// Claims that link the entity to another (it is subject with an object or context, or it is the
     /// object or context): active ones first, then the most recently observed, at most `limit`.

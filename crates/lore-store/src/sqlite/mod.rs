@@ -2380,6 +2380,15 @@ impl Tx for SqliteTx<'_> {
         self.write_status_history(claim, rows)
     }
 
+    fn replace_status_history_read(
+        &mut self,
+        claim: &str,
+        stored: &[StatusChange],
+        rows: &[StatusChange],
+    ) -> StoreResult<()> {
+        self.write_status_history_read(claim, stored, rows)
+    }
+
     fn list_claims_by_predicate(&mut self, predicate: &str) -> StoreResult<Vec<Claim>> {
         self.read_claims_by_predicate(predicate)
     }

@@ -499,7 +499,35 @@ impl SqliteTx<'_> {
                     && *derived == to_json(&row.derived)
             })
             .count();
-        if stored.len() > kept {
+        self.write_status_history_after(claim, stored.len(), kept, rows)
+    }
+
+    /// `write_status_history` given the stored rows as the caller read them in this transaction:
+    /// their sequence numbers run from 1 (every writer appends at the end or cuts the tail), so the
+    /// rows both histories start with are found without reading them again.
+    pub(super) fn write_status_history_read(
+        &self,
+        claim: &str,
+        stored: &[StatusChange],
+        rows: &[StatusChange],
+    ) -> StoreResult<()> {
+        let kept = stored
+            .iter()
+            .zip(rows)
+            .take_while(|(stored, row)| stored == row)
+            .count();
+        self.write_status_history_after(claim, stored.len(), kept, rows)
+    }
+
+    /// Cuts a history of `stored` rows after its first `kept` and appends the rest of `rows`.
+    fn write_status_history_after(
+        &self,
+        claim: &str,
+        stored: usize,
+        kept: usize,
+        rows: &[StatusChange],
+    ) -> StoreResult<()> {
+        if stored > kept {
             self.exec(
                 "DELETE FROM claim_status_history WHERE owner = ?1 AND claim = ?2 AND seq > ?3",
                 params![self.owner, claim, kept as i64],
