@@ -42,13 +42,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
 /// `list_identifier_sources_by_meeting` listed them; `list_identifiers_still_taught` keeps the
 /// identifiers `find_identifier_source` still finds, per owner.
 fn a_meetings_identifier_sources_go_in_one_call(store: &dyn Store) {
-    let source = |scheme: &str, value: &str, meeting: &str, group: &str| IdentifierSource {
-        scheme: scheme.into(),
-        value: value.into(),
-        meeting: meeting.into(),
-        group: group.into(),
-        primary: group == "g1",
-    };
+    let source = identifier_source;
     for owner in ["alice", "bob"] {
         write(store, owner, |tx| {
             for row in [
@@ -114,13 +108,8 @@ fn a_meetings_identifier_sources_go_in_one_call(store: &dyn Store) {
 /// the `(group, entity)` of each of the meeting's sources whose identifier resolves, sorted and
 /// distinct, and nothing of another meeting or owner.
 fn entities_taught_by_a_meeting_equal_their_definition(store: &dyn Store) {
-    let source = |value: &str, meeting: &str, group: &str| IdentifierSource {
-        scheme: "email".into(),
-        value: value.into(),
-        meeting: meeting.into(),
-        group: group.into(),
-        primary: false,
-    };
+    let source =
+        |value: &str, meeting: &str, group: &str| identifier_source("email", value, meeting, group);
     for owner in ["alice", "bob"] {
         write(store, owner, |tx| {
             tx.upsert_entity(&sample_entity("e1"))?;
@@ -685,13 +674,8 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
         target: target.into(),
         evidence: evidence.into(),
     };
-    let source = |value: &str, meeting: &str, group: &str| IdentifierSource {
-        scheme: "email".into(),
-        value: value.into(),
-        meeting: meeting.into(),
-        group: group.into(),
-        primary: group == "g1",
-    };
+    let source =
+        |value: &str, meeting: &str, group: &str| identifier_source("email", value, meeting, group);
     for owner in ["alice", "bob"] {
         write(store, owner, |tx| {
             two_meetings_two_entities(tx)?;
@@ -1033,6 +1017,17 @@ fn api_tokens_round_trip_by_hash_only(store: &dyn Store) {
         store.find_api_token_by_hash("hash-of-secret").unwrap(),
         None
     );
+}
+
+/// An identifier source; the first group is the primary one.
+fn identifier_source(scheme: &str, value: &str, meeting: &str, group: &str) -> IdentifierSource {
+    IdentifierSource {
+        scheme: scheme.into(),
+        value: value.into(),
+        meeting: meeting.into(),
+        group: group.into(),
+        primary: group == "g1",
+    }
 }
 
 fn write(
@@ -1452,6 +1447,21 @@ fn search_index_follows_every_write_and_stays_per_owner(store: &dyn Store) {
         .expect("search: bob reads");
 }
 
+/// `replace_status_history` of claim c1, or `replace_status_history_read` given its rows as read.
+fn replace_history(
+    tx: &mut dyn crate::Tx,
+    rows: &[StatusChange],
+    given_read: bool,
+) -> StoreResult<()> {
+    match given_read {
+        true => {
+            let read = tx.list_status_changes("c1")?;
+            tx.replace_status_history_read("c1", &read, rows)
+        }
+        false => tx.replace_status_history("c1", rows),
+    }
+}
+
 fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
     write(store, "o", |tx| {
         tx.upsert_entity(&sample_entity("e1"))?;
@@ -1499,34 +1509,18 @@ fn status_history_is_replaced_whole_and_read_as_of(store: &dyn Store) {
             Vec::new(),
             vec![row(12, &active)],
         ] {
-            tx.replace_status_history("c1", &history)?;
-            assert_eq!(tx.list_status_changes("c1")?, history);
-            // Appending after a replacement continues the sequence.
-            let next = row(50, &later);
-            tx.insert_status_change(&next)?;
-            let mut grown = history.clone();
-            grown.push(next);
-            assert_eq!(tx.list_status_changes("c1")?, grown);
-            tx.replace_status_history("c1", &history)?;
-        }
-        // The same replacements given the history as read: the same rows result.
-        for history in [
-            vec![row(12, &active), row(20, &superseded), row(30, &active)],
-            vec![row(12, &active), row(20, &superseded), row(30, &later)],
-            vec![row(12, &active), row(25, &later)],
-            Vec::new(),
-            vec![row(11, &active), row(25, &later), row(30, &active)],
-        ] {
-            let read = tx.list_status_changes("c1")?;
-            tx.replace_status_history_read("c1", &read, &history)?;
-            assert_eq!(tx.list_status_changes("c1")?, history);
-            let next = row(50, &later);
-            tx.insert_status_change(&next)?;
-            let mut grown = history.clone();
-            grown.push(next);
-            assert_eq!(tx.list_status_changes("c1")?, grown);
-            let read = tx.list_status_changes("c1")?;
-            tx.replace_status_history_read("c1", &read, &history)?;
+            // Each replacement both ways: alone, and given the history as read (the same rows).
+            for given_read in [false, true] {
+                replace_history(tx, &history, given_read)?;
+                assert_eq!(tx.list_status_changes("c1")?, history);
+                // Appending after a replacement continues the sequence.
+                let next = row(50, &later);
+                tx.insert_status_change(&next)?;
+                let mut grown = history.clone();
+                grown.push(next);
+                assert_eq!(tx.list_status_changes("c1")?, grown);
+                replace_history(tx, &history, given_read)?;
+            }
         }
         Ok(())
     })

@@ -652,17 +652,19 @@ fn migrate(connection: &mut Connection) -> StoreResult<()> {
     planner::seed_planner_statistics(connection).map_err(backend)
 }
 
-/// Records, for every revision already written, the meetings its rows name (their snapshots may be
-/// compressed, so this is done here rather than in the migration's SQL).
-fn index_revision_meetings(connection: &Connection) -> StoreResult<()> {
+/// Runs `visit` over every revision already written, with its owner, for a one-time upgrade of the
+/// revision log (snapshots may be compressed, so upgrades run here rather than in a migration's SQL).
+/// A large log pauses the open once, so the upgrade says what it is `doing`.
+fn upgrade_revisions(
+    connection: &Connection,
+    doing: &str,
+    mut visit: impl FnMut(String, Revision) -> StoreResult<()>,
+) -> StoreResult<()> {
     let count: i64 = connection
         .query_row("SELECT count(*) FROM revisions", [], |row| row.get(0))
         .map_err(backend)?;
-    // About a third of a millisecond each: a large database pauses here once, so say why.
     if count >= LARGE_REVISION_LOG {
-        tracing::warn!(
-            "upgrading the database: indexing {count} revisions by the meetings they name (once)"
-        );
+        tracing::warn!("upgrading the database: {doing} in {count} revisions (once)");
     }
     let mut read = connection
         .prepare(
@@ -674,69 +676,58 @@ fn index_revision_meetings(connection: &Connection) -> StoreResult<()> {
             .concat(),
         )
         .map_err(backend)?;
-    let mut insert = connection
-        .prepare(INSERT_REVISION_MEETING)
-        .map_err(backend)?;
     let mut rows = read.query([]).map_err(backend)?;
     while let Some(row) = rows.next().map_err(backend)? {
         let owner: String = row.get(0).map_err(backend)?;
-        let revision = rows::revision_row_at(row, 1).map_err(backend)?;
-        for meeting in crate::revision_meetings(&revision) {
-            insert
-                .execute(params![owner, meeting, revision.id])
-                .map_err(backend)?;
-        }
+        visit(owner, rows::revision_row_at(row, 1).map_err(backend)?)?;
     }
     Ok(())
+}
+
+/// Records, for every revision already written, the meetings its rows name.
+fn index_revision_meetings(connection: &Connection) -> StoreResult<()> {
+    let mut insert = connection
+        .prepare(INSERT_REVISION_MEETING)
+        .map_err(backend)?;
+    upgrade_revisions(
+        connection,
+        "indexing the meetings named",
+        |owner, revision| {
+            for meeting in crate::revision_meetings(&revision) {
+                insert
+                    .execute(params![owner, meeting, revision.id])
+                    .map_err(backend)?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Rewrites the revisions already written without their entity rows' derived fields
 /// (`Revision::strip_derived_entity_fields`); the revisions that had none are left as they are.
 fn strip_derived_entity_fields(connection: &Connection) -> StoreResult<()> {
-    let count: i64 = connection
-        .query_row("SELECT count(*) FROM revisions", [], |row| row.get(0))
-        .map_err(backend)?;
-    if count >= LARGE_REVISION_LOG {
-        tracing::warn!(
-            "upgrading the database: rewriting the entity rows of {count} revisions without their derived fields (once)"
-        );
-    }
-    let mut read = connection
-        .prepare(
-            &[
-                "SELECT owner, ",
-                REVISION_COLUMNS,
-                " FROM revisions ORDER BY owner, id",
-            ]
-            .concat(),
-        )
-        .map_err(backend)?;
     let mut replace = connection
         .prepare(REPLACE_REVISION_SNAPSHOTS)
         .map_err(backend)?;
-    let mut rows = read.query([]).map_err(backend)?;
-    let mut rewritten = 0usize;
-    while let Some(row) = rows.next().map_err(backend)? {
-        let owner: String = row.get(0).map_err(backend)?;
-        let mut revision = rows::revision_row_at(row, 1).map_err(backend)?;
-        let before = Revision::strip_derived_entity_fields(&mut revision.before);
-        let after = Revision::strip_derived_entity_fields(&mut revision.after);
-        if before || after {
-            replace
-                .execute(params![
-                    owner,
-                    revision.id,
-                    snapshot_to_sql(&revision.before),
-                    snapshot_to_sql(&revision.after)
-                ])
-                .map_err(backend)?;
-            rewritten += 1;
-        }
-    }
-    if rewritten > 0 {
-        tracing::info!("upgraded the database: {rewritten} revisions keep entities without their derived fields");
-    }
-    Ok(())
+    upgrade_revisions(
+        connection,
+        "removing the entity rows' derived fields",
+        |owner, mut revision| {
+            let before = Revision::strip_derived_entity_fields(&mut revision.before);
+            let after = Revision::strip_derived_entity_fields(&mut revision.after);
+            if before || after {
+                replace
+                    .execute(params![
+                        owner,
+                        revision.id,
+                        snapshot_to_sql(&revision.before),
+                        snapshot_to_sql(&revision.after)
+                    ])
+                    .map_err(backend)?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Statements both backends run as written (PostgreSQL's through `dialect()`).
