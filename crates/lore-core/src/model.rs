@@ -260,6 +260,18 @@ impl Entity {
         "current_brief",
     ];
 
+    /// Removes `DERIVED_FIELDS` from an entity's serialized row; returns whether any was there.
+    pub fn strip_derived_fields(row: &mut serde_json::Value) -> bool {
+        let Some(fields) = row.as_object_mut() else {
+            return false;
+        };
+        let mut stripped = false;
+        for field in Self::DERIVED_FIELDS {
+            stripped |= fields.remove(field).is_some();
+        }
+        stripped
+    }
+
     pub fn display_name(&self) -> &str {
         self.manual_name.as_deref().unwrap_or(&self.canonical_name)
     }
@@ -433,10 +445,8 @@ impl Revision {
         };
         let mut stripped = false;
         for (key, row) in rows.iter_mut() {
-            if let (true, Some(fields)) = (key.starts_with("entity:"), row.as_object_mut()) {
-                for field in Entity::DERIVED_FIELDS {
-                    stripped |= fields.remove(field).is_some();
-                }
+            if key.starts_with("entity:") {
+                stripped |= Entity::strip_derived_fields(row);
             }
         }
         stripped

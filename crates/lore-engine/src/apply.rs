@@ -465,6 +465,24 @@ pub fn subjects_showing_name_of(tx: &mut dyn Tx, entity: &str) -> EngineResult<B
     Ok(subjects)
 }
 
+/// An entity's row is replaced by `updated` (an edit by hand, an undo): it is rebuilt, and when its
+/// display name changed, so are the entities whose view shows that name. The stored row already
+/// carries the new name when the settle runs, so the entity's own rebuild cannot see the change.
+pub fn touch_replaced_entity(
+    tx: &mut dyn Tx,
+    previous: Option<&Entity>,
+    updated: &Entity,
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    changes.entities.insert(updated.id.clone());
+    if previous.is_some_and(|previous| previous.display_name() != updated.display_name()) {
+        changes
+            .entities
+            .extend(subjects_showing_name_of(tx, &updated.id)?);
+    }
+    Ok(())
+}
+
 /// Display names of entities read while settling, kept current as entities are rewritten, so that a
 /// hub linked from many rebuilt entities is read once per mutation, not once per rebuild.
 type Names = std::collections::HashMap<String, String>;

@@ -7,7 +7,7 @@ use lore_store::Tx;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::apply::{settle, subjects_showing_name_of, Changes};
+use crate::apply::{settle, touch_replaced_entity, Changes};
 use crate::edit::EditReport;
 use crate::resolve::find_entity;
 use crate::search::entity_weight;
@@ -152,11 +152,7 @@ impl Engine {
                 Some(&entity),
                 Some(&updated),
             );
-            changes.entities.insert(entity.id.clone());
-            if updated.display_name() != entity.display_name() {
-                let showing = subjects_showing_name_of(tx, &entity.id)?;
-                changes.entities.extend(showing);
-            }
+            touch_replaced_entity(tx, Some(&entity), &updated, &mut changes)?;
             settle(tx, &mut changes, now)?;
             let revision = changes.write_revision(
                 tx,

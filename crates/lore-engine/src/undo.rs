@@ -155,15 +155,10 @@ fn same_as_recorded(table: &str, current: &Value, recorded: &Value) -> bool {
     if table != "entity" {
         return current == recorded;
     }
-    let facts = |row: &Value| match row {
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .filter(|(name, _)| !Entity::DERIVED_FIELDS.contains(&name.as_str()))
-                .map(|(name, value)| (name.clone(), value.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
+    let facts = |row: &Value| {
+        let mut row = row.clone();
+        Entity::strip_derived_fields(&mut row);
+        row
     };
     facts(current) == facts(recorded)
 }
@@ -322,16 +317,9 @@ fn write_row(
     match table {
         "entity" => {
             let entity: Entity = parse(row)?;
-            // Revisions keep no projection, so the entities whose view shows a name undo gives back
-            // are found here, as the edit that changed it found them.
             let replaced: Option<Entity> =
                 (!current.is_null()).then(|| parse(current)).transpose()?;
-            if replaced.is_some_and(|r| r.display_name() != entity.display_name()) {
-                changes
-                    .entities
-                    .extend(crate::apply::subjects_showing_name_of(tx, &entity.id)?);
-            }
-            changes.entities.insert(entity.id.clone());
+            crate::apply::touch_replaced_entity(tx, replaced.as_ref(), &entity, changes)?;
             tx.upsert_entity(&entity)?;
         }
         "claim" => {
