@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -51,7 +51,7 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -133,7 +133,7 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;
@@ -187,7 +187,7 @@ fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
@@ -451,4 +451,141 @@ fn request_lookups_do_not_wait_for_a_write_in_progress() {
     let (found, token, user) = answered.expect("the lookups waited for the writer");
     assert_eq!(found, Some(session));
     assert_eq!((token, user), (None, None));
+}
+
+/// The name keys entity resolution reads (`entity_alias_keys`, schema 7) stay the distinct keys of
+/// the names through every way a name comes and goes: a name said in a second meeting, two spellings
+/// of one key, a meeting's names deleted, an entity deleted (its names by cascade). `integrity_problems`
+/// compares the two after every step, and reports a table that drifted.
+#[test]
+fn name_keys_follow_the_names_they_index() {
+    use lore_core::{model::Alias, Ts};
+    use lore_store::conformance::{sample_entity, sample_meeting};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("lore.db")).unwrap();
+    let alias = |entity: &str, name: &str, meeting: &str| Alias {
+        entity: entity.into(),
+        alias: name.into(),
+        meeting: meeting.into(),
+        observed_at: Ts(1),
+    };
+    let keys = |owner: &str, key: &str| -> Vec<String> {
+        let mut found = Vec::new();
+        store
+            .read(owner, &mut |tx| {
+                found = tx.list_entities_by_alias_key(key)?;
+                Ok(())
+            })
+            .unwrap();
+        found
+    };
+    let step =
+        |owner: &str,
+         change: &mut dyn FnMut(&mut dyn lore_store::Tx) -> lore_store::StoreResult<()>| {
+            store.write(owner, change).unwrap();
+            assert_eq!(store.integrity_problems().unwrap(), Vec::<String>::new());
+        };
+    for owner in ["alice", "bob"] {
+        step(owner, &mut |tx| {
+            for meeting in ["m1", "m2"] {
+                tx.insert_meeting(&sample_meeting(meeting))?;
+            }
+            for entity in ["e1", "e2"] {
+                tx.upsert_entity(&sample_entity(entity))?;
+            }
+            tx.insert_alias(&alias("e1", "Ann", "m1"))?;
+            tx.insert_alias(&alias("e1", "Ann", "m2"))?;
+            tx.insert_alias(&alias("e1", "ANN", "m2"))?;
+            tx.insert_alias(&alias("e2", "Ann", "m2"))?;
+            tx.insert_alias(&alias("e2", "Bo", "m1"))
+        });
+    }
+    let key = lore_core::normalize::value_key("Ann");
+    assert_eq!(keys("alice", &key), ["e1", "e2"]);
+    // m2's names go: e1 keeps the key through m1's "Ann", e2 loses it.
+    step("alice", &mut |tx| {
+        tx.delete_aliases_by_meeting("m2").map(|_| ())
+    });
+    assert_eq!(keys("alice", &key), ["e1"]);
+    assert_eq!(keys("bob", &key), ["e1", "e2"], "another owner's keys stay");
+    // One spelling of two goes, the key stays; then the other, and the key goes.
+    step("bob", &mut |tx| tx.delete_alias(&alias("e1", "Ann", "m1")));
+    step("bob", &mut |tx| tx.delete_alias(&alias("e1", "Ann", "m2")));
+    assert_eq!(keys("bob", &key), ["e1", "e2"]);
+    step("bob", &mut |tx| tx.delete_alias(&alias("e1", "ANN", "m2")));
+    assert_eq!(keys("bob", &key), ["e2"]);
+    // An entity deleted takes its names, and their keys, with it.
+    step("bob", &mut |tx| tx.delete_entity("e2"));
+    assert!(keys("bob", &key).is_empty());
+    assert!(keys("bob", &lore_core::normalize::value_key("Bo")).is_empty());
+    assert_eq!(
+        keys("alice", &lore_core::normalize::value_key("Bo")),
+        ["e2"]
+    );
+
+    // A drifted table is reported.
+    let raw = rusqlite::Connection::open(dir.path().join("lore.db")).unwrap();
+    raw.execute("DELETE FROM entity_alias_keys WHERE owner = 'alice'", [])
+        .unwrap();
+    drop(raw);
+    assert_eq!(
+        store.integrity_problems().unwrap(),
+        ["entity name keys: 2 missing, 0 without a name"]
+    );
+}
+
+/// Opening a database of schema 6 (names indexed by key, occurrence by occurrence) fills the name
+/// keys from the names already there and drops the index.
+#[test]
+fn a_version_6_database_gains_name_keys_from_its_names() {
+    use lore_core::{model::Alias, Ts};
+    use lore_store::conformance::{sample_entity, sample_meeting};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .write("alice", &mut |tx| {
+                tx.insert_meeting(&sample_meeting("m1"))?;
+                tx.upsert_entity(&sample_entity("e1"))?;
+                tx.insert_alias(&Alias {
+                    entity: "e1".into(),
+                    alias: "Ann".into(),
+                    meeting: "m1".into(),
+                    observed_at: Ts(1),
+                })
+            })
+            .unwrap();
+    }
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch(
+        "DROP TRIGGER entity_alias_keys_ai; DROP TRIGGER entity_alias_keys_ad; \
+         DROP TRIGGER entity_alias_keys_au; DROP TABLE entity_alias_keys; \
+         CREATE INDEX entity_aliases_by_key ON entity_aliases (owner, alias_key); \
+         PRAGMA user_version = 6;",
+    )
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 7);
+    assert!(store.integrity_problems().unwrap().is_empty());
+    store
+        .read("alice", &mut |tx| {
+            assert_eq!(
+                tx.list_entities_by_alias_key(&lore_core::normalize::value_key("Ann"))?,
+                ["e1"]
+            );
+            Ok(())
+        })
+        .unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let index: i64 = raw
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'entity_aliases_by_key'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 0);
 }

@@ -80,9 +80,17 @@ pub fn example_files() -> Vec<PathBuf> {
     files
 }
 
-/// Fails with every violation when stored state differs from a rebuild from scratch.
+/// Fails with every violation when stored state differs from a rebuild from scratch, or the store
+/// finds a problem in itself (`Store::integrity_problems`: on SQLite, its integrity and foreign-key
+/// checks, the full-text index and the name keys).
 pub fn assert_consistent(engine: &Engine, owner: &str, context: &str) {
-    let problems = lore_engine::check_invariants(engine, owner).expect("invariant check runs");
+    let mut problems = lore_engine::check_invariants(engine, owner).expect("invariant check runs");
+    problems.extend(
+        engine
+            .store()
+            .integrity_problems()
+            .expect("integrity check runs"),
+    );
     assert!(
         problems.is_empty(),
         "{context}: invariants violated:\n{}",

@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v4.sql"),
     include_str!("schema_v5.sql"),
     include_str!("schema_v6.sql"),
+    include_str!("schema_v7.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -805,6 +806,17 @@ impl Store for SqliteStore {
             .map_err(backend)?;
         for violation in violations {
             problems.push(violation.map_err(backend)?);
+        }
+        // The name keys must be the distinct keys of the names (schema_v7.sql's triggers keep them).
+        let (missing, extra): (i64, i64) = connection
+            .query_row(read_side::ALIAS_KEYS_MISMATCH, [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .map_err(backend)?;
+        if missing + extra > 0 {
+            problems.push(format!(
+                "entity name keys: {missing} missing, {extra} without a name"
+            ));
         }
         // The search index must match the documents it indexes (FTS5's own consistency check).
         if let Err(error) = connection.execute(
@@ -1604,7 +1616,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_entities_by_alias_key(&mut self, alias_key: &str) -> StoreResult<Vec<String>> {
         self.all(
-            "SELECT DISTINCT entity FROM entity_aliases WHERE owner = ?1 AND alias_key = ?2 ORDER BY entity",
+            read_side::ENTITIES_BY_ALIAS_KEY,
             params![self.owner, alias_key],
             |row| row.get(0),
         )

@@ -164,6 +164,16 @@ pub const PREWARM: [(&str, &str); 4] = [
 pub const SUBJECT_CLAIM_BOUNDS: &str = "SELECT count(*), min(first_observed_at), \
      min(last_observed_at), max(first_observed_at), max(last_observed_at) FROM claims \
      WHERE owner = ?1 AND subject = ?2";
+/// Entity resolution: the entities a name key belongs to (`Tx::list_entities_by_alias_key`), from
+/// the distinct pairs schema_v7.sql keeps.
+pub const ENTITIES_BY_ALIAS_KEY: &str =
+    "SELECT entity FROM entity_alias_keys WHERE owner = ?1 AND alias_key = ?2 ORDER BY entity";
+/// `integrity_problems`: the name keys missing from `entity_alias_keys`, and its pairs no name has.
+pub const ALIAS_KEYS_MISMATCH: &str = "SELECT \
+     (SELECT count(*) FROM (SELECT owner, alias_key, entity FROM entity_aliases \
+      EXCEPT SELECT owner, alias_key, entity FROM entity_alias_keys)), \
+     (SELECT count(*) FROM (SELECT owner, alias_key, entity FROM entity_alias_keys \
+      EXCEPT SELECT owner, alias_key, entity FROM entity_aliases))";
 /// Erasure: the revisions whose rows name a meeting (`Tx::list_revisions_naming_meeting`).
 pub const REVISIONS_NAMING_MEETING: &str =
     "SELECT revision FROM revision_meetings WHERE owner = ?1 AND meeting = ?2 ORDER BY revision";
@@ -182,6 +192,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "entity rebuild: the claims' time bounds of a subject",
             SUBJECT_CLAIM_BOUNDS.into(),
             "claims_by_slot (owner=? AND subject=?)",
+        ),
+        (
+            "entity resolution: entities by name key",
+            ENTITIES_BY_ALIAS_KEY.into(),
+            "entity_alias_keys USING PRIMARY KEY (owner=? AND alias_key=?)",
         ),
         (
             "erasure: revisions naming a meeting",
