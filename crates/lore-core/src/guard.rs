@@ -411,9 +411,13 @@ struct Scan {
     sent: Vec<usize>,
     toks: Vec<Tok>,
     amounts: Vec<Amount>,
-    /// The distinct token texts: a phrase whose first word is not among them has no hit, so most
-    /// of the hundreds of listed phrases are dismissed without walking the tokens.
-    words: std::collections::HashSet<String>,
+    /// The distinct token texts, sorted: a phrase whose first word is not among them has no hit, so
+    /// most of the hundreds of listed phrases are dismissed without walking the tokens.
+    words: Vec<String>,
+    /// One bit per token text (`word_bit`): a phrase whose first word's bit is clear is dismissed
+    /// without searching `words`. Hashing each phrase's first word into a set (SipHash) was two
+    /// fifths of the guard's time.
+    word_bits: u64,
 }
 
 fn lower(ch: char) -> char {
@@ -422,6 +426,12 @@ fn lower(ch: char) -> char {
     } else {
         ch.to_lowercase().next().unwrap_or(ch)
     }
+}
+
+/// A word's bit in `Scan::word_bits`, from its first byte and its length.
+fn word_bit(word: &str) -> u64 {
+    let first = word.as_bytes().first().copied().unwrap_or(0) as u32;
+    1 << ((first * 7 + word.len() as u32 * 13) % 64)
 }
 
 fn is_space(ch: char) -> bool {
@@ -463,13 +473,17 @@ impl Scan {
             }
         }
         let amounts = parse_amounts(&c);
-        let words = toks.iter().map(|t| t.text.clone()).collect();
+        let mut words: Vec<String> = toks.iter().map(|t| t.text.clone()).collect();
+        words.sort_unstable();
+        words.dedup();
+        let word_bits = words.iter().fold(0, |bits, word| bits | word_bit(word));
         Scan {
             c,
             sent,
             toks,
             amounts,
             words,
+            word_bits,
         }
     }
 
@@ -505,11 +519,13 @@ impl Scan {
     /// at most 3 non-alphanumeric chars between its words.
     fn hits(&self, phrase: &str) -> Vec<Hit> {
         let mut out = Vec::new();
-        if phrase
-            .split(' ')
-            .next()
-            .is_none_or(|first| !self.words.contains(first))
-        {
+        if phrase.split(' ').next().is_none_or(|first| {
+            self.word_bits & word_bit(first) == 0
+                || self
+                    .words
+                    .binary_search_by(|word| word.as_str().cmp(first))
+                    .is_err()
+        }) {
             return out;
         }
         let words: Vec<&str> = phrase.split(' ').collect();
