@@ -535,9 +535,10 @@ fn name_keys_follow_the_names_they_index() {
 }
 
 /// Opening a database of schema 6 (names indexed by key, occurrence by occurrence) fills the name
-/// keys from the names already there and drops the index.
+/// keys from the names already there and drops that index, and keys claims by predicate without
+/// their status.
 #[test]
-fn a_version_6_database_gains_name_keys_from_its_names() {
+fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status() {
     use lore_core::{model::Alias, Ts};
     use lore_store::conformance::{sample_entity, sample_meeting};
     let dir = tempfile::tempdir().unwrap();
@@ -562,6 +563,8 @@ fn a_version_6_database_gains_name_keys_from_its_names() {
         "DROP TRIGGER entity_alias_keys_ai; DROP TRIGGER entity_alias_keys_ad; \
          DROP TRIGGER entity_alias_keys_au; DROP TABLE entity_alias_keys; \
          CREATE INDEX entity_aliases_by_key ON entity_aliases (owner, alias_key); \
+         DROP INDEX claims_by_predicate; \
+         CREATE INDEX claims_by_predicate ON claims (owner, predicate, status); \
          PRAGMA user_version = 6;",
     )
     .unwrap();
@@ -588,4 +591,12 @@ fn a_version_6_database_gains_name_keys_from_its_names() {
         )
         .unwrap();
     assert_eq!(index, 0);
+    let columns: Vec<String> = raw
+        .prepare("SELECT name FROM pragma_index_info('claims_by_predicate') ORDER BY seqno")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(columns, ["owner", "predicate"]);
 }

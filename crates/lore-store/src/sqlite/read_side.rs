@@ -252,7 +252,7 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         (
             "deadlines: claims by predicate",
             format!("SELECT {CLAIM_COLUMNS} {CLAIMS_BY_PREDICATE}"),
-            "claims_by_predicate",
+            "claims_by_predicate (owner=? AND predicate=?)",
         ),
         (
             "tasks by assignee",

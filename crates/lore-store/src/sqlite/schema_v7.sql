@@ -39,3 +39,10 @@ CREATE TRIGGER IF NOT EXISTS entity_alias_keys_au AFTER UPDATE ON entity_aliases
     INSERT OR IGNORE INTO entity_alias_keys (owner, alias_key, entity)
     VALUES (new.owner, new.alias_key, new.entity);
 END;
+
+-- Claims by predicate (the deadlines read, `ORDER BY id`) without the status: every change of a
+-- claim's derived state sets `status`, and an index keyed by it rewrote the claim's entry each time
+-- (a page of its own), while the read filters on the predicate alone. Keyed by predicate, the entries
+-- are in id order, so the read no longer sorts either.
+DROP INDEX IF EXISTS claims_by_predicate;
+CREATE INDEX claims_by_predicate ON claims (owner, predicate);
