@@ -428,10 +428,12 @@ fn lower(ch: char) -> char {
     }
 }
 
-/// A word's bit in `Scan::word_bits`, from its first byte and its length.
+/// A word's bit in `Scan::word_bits`, from its first byte and its length (of any size: the sum
+/// wraps rather than overflows).
 fn word_bit(word: &str) -> u64 {
-    let first = word.as_bytes().first().copied().unwrap_or(0) as u32;
-    1 << ((first * 7 + word.len() as u32 * 13) % 64)
+    let first = u64::from(word.as_bytes().first().copied().unwrap_or(0));
+    let length = word.len() as u64;
+    1 << (first.wrapping_mul(7).wrapping_add(length.wrapping_mul(13)) % 64)
 }
 
 fn is_space(ch: char) -> bool {

@@ -4,9 +4,9 @@
 -- index by key put every one of them on a page of its own at ingest and again at deletion. The
 -- triggers keep this table equal to `SELECT DISTINCT owner, alias_key, entity FROM entity_aliases`
 -- (`integrity_problems` checks it): an occurrence adds its pair if new; removing one drops the pair
--- once no name of that entity has the key; an entity deleted takes its names by cascade, and their
--- pairs through that trigger (so no foreign key, which would want an index by entity). Written to run again over a database that already has
--- it, as the migration tests do.
+-- once no name of that entity has the key. An entity deleted takes its names by cascade, and their
+-- pairs go through that trigger (so no foreign key here, which would want an index by entity).
+-- Written to run again over a database that already has it, as the migration tests do.
 CREATE TABLE IF NOT EXISTS entity_alias_keys (
     owner TEXT NOT NULL,
     alias_key TEXT NOT NULL,
