@@ -455,8 +455,8 @@ fn request_lookups_do_not_wait_for_a_write_in_progress() {
 
 /// The name keys entity resolution reads (`entity_alias_keys`, schema 7) stay the distinct keys of
 /// the names through every way a name comes and goes: a name said in a second meeting, two spellings
-/// of one key, a meeting's names deleted, an entity deleted (its names by cascade). `integrity_problems`
-/// compares the two after every step, and reports a table that drifted.
+/// of one key, a meeting's names deleted, an entity deleted (its names by cascade), a name updated in
+/// place. `integrity_problems` compares the two after every step, and reports a table that drifted.
 #[test]
 fn name_keys_follow_the_names_they_index() {
     use lore_core::{model::Alias, Ts};
@@ -523,8 +523,18 @@ fn name_keys_follow_the_names_they_index() {
         ["e2"]
     );
 
-    // A drifted table is reported.
+    // No write path updates a name in place, but a row updated by hand moves its pair like a
+    // delete and an insert: alice's e1 keeps no "Ann", and e2 gains it.
     let raw = rusqlite::Connection::open(dir.path().join("lore.db")).unwrap();
+    raw.execute(
+        "UPDATE entity_aliases SET entity = 'e2' WHERE owner = 'alice' AND entity = 'e1'",
+        [],
+    )
+    .unwrap();
+    assert_eq!(keys("alice", &key), ["e2"]);
+    assert_eq!(store.integrity_problems().unwrap(), Vec::<String>::new());
+
+    // A drifted table is reported.
     raw.execute("DELETE FROM entity_alias_keys WHERE owner = 'alice'", [])
         .unwrap();
     drop(raw);
