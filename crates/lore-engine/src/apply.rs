@@ -22,9 +22,10 @@ pub struct Changes {
     /// Entities to rebuild from scratch: anything of theirs may have changed.
     pub entities: BTreeSet<String>,
     /// Entities to rebuild whose claims, kind and manual data this mutation did not change, only
-    /// the names they were called by or what refers to them (a name recorded or removed, a link, a
-    /// participation, a claim pointing at them): see `touch_mention`. One also in `entities` is
-    /// rebuilt from scratch.
+    /// the names they were called by, what refers to them (a name recorded or removed, a link, a
+    /// participation, a claim pointing at them) or the evidence of their claims, not their status:
+    /// see `touch_mention` and `touch_claim_evidence`. One also in `entities` is rebuilt from
+    /// scratch.
     pub mentioned: BTreeSet<String>,
     /// First-seen state of every changed row, keyed `table:id` (`null` when the row is new).
     before: BTreeMap<String, Value>,
@@ -78,6 +79,17 @@ impl Changes {
     pub fn touch_claim(&mut self, claim: &Claim) {
         self.slots.insert(claim.slot());
         self.entities.insert(claim.subject.clone());
+        self.mentioned.extend(claim.object_entity.iter().cloned());
+        self.mentioned.extend(claim.context_entity.iter().cloned());
+    }
+
+    /// A claim kept its identity and gained or lost evidence: its slot is re-evaluated, and its
+    /// subject is only mentioned. The projection shows which claims are active, never their
+    /// evidence, so when settling the slot changes the status of none of its claims, the subject
+    /// keeps its projection; when it does, `reevaluate_slot` touches the claim (`touch_claim`).
+    pub fn touch_claim_evidence(&mut self, claim: &Claim) {
+        self.slots.insert(claim.slot());
+        self.mentioned.insert(claim.subject.clone());
         self.mentioned.extend(claim.object_entity.iter().cloned());
         self.mentioned.extend(claim.context_entity.iter().cloned());
     }
@@ -612,7 +624,11 @@ fn reevaluate_slot(
                 Some(to_value(claim)),
                 Some(to_value(&updated)),
             );
-            changes.touch_claim(claim);
+            // Only a change of status changes which claims the subject's projection shows.
+            match derived.status == claim.derived.status {
+                true => changes.touch_claim_evidence(claim),
+                false => changes.touch_claim(claim),
+            }
         }
         sync_conflict_suggestion(
             tx,
@@ -879,8 +895,12 @@ pub fn remove_evidence(
         let Some(claim) = tx.find_claim(&claim_id)? else {
             continue;
         };
-        changes.touch_claim(&claim);
-        if unsupported.contains(&claim_id) && claim.retracted_at.is_none() {
+        let removed = unsupported.contains(&claim_id) && claim.retracted_at.is_none();
+        match removed {
+            true => changes.touch_claim(&claim),
+            false => changes.touch_claim_evidence(&claim),
+        }
+        if removed {
             tx.delete_claim(&claim_id)?;
             // Deleting a missing review-queue entry is a no-op.
             tx.delete_suggestion(&conflict_suggestion_id(&claim_id))?;

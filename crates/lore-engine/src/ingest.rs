@@ -1190,7 +1190,8 @@ pub fn upsert_claim(
         ],
     );
     if let Some(existing) = tx.find_claim(&id)? {
-        changes.touch_claim(&existing);
+        // The caller adds evidence to it; settling tells whether its status changed.
+        changes.touch_claim_evidence(&existing);
         return Ok(existing);
     }
     let claim = Claim {
