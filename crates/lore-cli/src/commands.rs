@@ -1031,9 +1031,14 @@ fn bench(
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
             }
+            let files = BenchFiles {
+                path,
+                keep: matches!(place, BenchFile::Kept),
+            };
+            files.on_interrupt();
             (
-                Engine::new(Box::new(SqliteStore::open(&path)?)).with_clock(clock()?),
-                Some(path),
+                Engine::new(Box::new(SqliteStore::open(&files.path)?)).with_clock(clock()?),
+                Some(files),
             )
         }
         ("postgres", _) if is_postgres_url(db) => (open_engine(db)?, None),
@@ -1044,6 +1049,8 @@ fn bench(
             "unknown backend '{other}'; use sqlite or postgres"
         ))),
     };
+    // The engine is dropped (the database closed) before the file is removed, on every path.
+    let (file, engine) = (file, engine);
     let progress = indicatif::ProgressBar::new_spinner();
     // The spinner draws only on a terminal; elsewhere (CI logs, scripts) each step is a line.
     let lines = !std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -1058,26 +1065,96 @@ fn bench(
     })
     .map_err(|error| anyhow::anyhow!("benchmark failed: {error}"))?;
     progress.finish_and_clear();
-    if let Some(path) = &file {
+    if let Some(files) = &file {
         drop(engine);
+        let path = &files.path;
         let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
             + std::fs::metadata(format!("{}-wal", path.display()))
                 .map(|m| m.len())
                 .unwrap_or(0);
         let claims = report.dataset.get("claims").copied().unwrap_or(1).max(1);
         report.db_bytes_per_1000_claims = Some(bytes * 1000 / claims);
-        if matches!(place, BenchFile::Kept) {
+        if files.keep {
             eprintln!(
                 "lore bench: kept the database at {} (measure its reads again with --reads-only)",
                 path.display()
             );
-        } else {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-            }
-            let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
         }
     }
+    // Removes the database unless kept (`BenchFiles`' drop, also on an error above).
+    drop(file);
     output::print_value(json, &report, output::bench_table);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The database file of a `lore bench` run on SQLite, in the temp folder. Unless the run keeps it,
+/// it is removed when the run ends, however it ends: done, failed, or stopped by Ctrl-C or SIGTERM
+/// (a scale-1 database is about 170 MB, and a stopped run would otherwise leave it behind).
+struct BenchFiles {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl BenchFiles {
+    fn remove(path: &Path) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
+    }
+
+    /// On Ctrl-C or SIGTERM: removes the database (or says where the partial one stays, with
+    /// `--keep`) and exits with 130, as a shell reports an interrupted command. The signals are
+    /// registered before this returns, so one that arrives once the database exists is caught.
+    #[cfg(unix)]
+    fn on_interrupt(&self) {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (path, keep) = (self.path.clone(), self.keep);
+        let registered = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .and_then(|runtime| {
+                let _entered = runtime.enter();
+                let interrupt = signal(SignalKind::interrupt())?;
+                let terminate = signal(SignalKind::terminate())?;
+                drop(_entered);
+                Ok((runtime, interrupt, terminate))
+            });
+        let watcher = registered.and_then(|(runtime, mut interrupt, mut terminate)| {
+            std::thread::Builder::new()
+                .name("lore-bench-stop".into())
+                .spawn(move || {
+                    runtime.block_on(async {
+                        tokio::select! {
+                            _ = interrupt.recv() => {},
+                            _ = terminate.recv() => {},
+                        }
+                    });
+                    if keep {
+                        eprintln!(
+                            "\nlore bench: stopped; the partial database stays at {}",
+                            path.display()
+                        );
+                    } else {
+                        Self::remove(&path);
+                        eprintln!("\nlore bench: stopped; removed its database");
+                    }
+                    std::process::exit(130);
+                })
+        });
+        if let Err(error) = watcher {
+            tracing::warn!("cannot watch for Ctrl-C ({error}); a stopped run leaves its database");
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn on_interrupt(&self) {}
+}
+
+impl Drop for BenchFiles {
+    fn drop(&mut self) {
+        if !self.keep {
+            Self::remove(&self.path);
+        }
+    }
 }

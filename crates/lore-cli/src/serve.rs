@@ -133,8 +133,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Resolves on Ctrl-C or SIGTERM, and logs that the server is shutting down.
 async fn shutdown_signal() {
+    interrupted().await;
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub(crate) async fn interrupted() {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -153,7 +159,6 @@ async fn shutdown_signal() {
         () = interrupt => {},
         () = terminate => {},
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }
 
 /// Maps the per-entity reads' pages on a thread of its own and asks the store's build threads for

@@ -163,3 +163,50 @@ impl Drop for Cleanup {
         let _ = std::fs::remove_dir_all(format!("{}.blobs", self.0));
     }
 }
+
+/// A run stopped by Ctrl-C removes its database (about 170 MB at scale 1) instead of leaving it in
+/// the temp folder, and exits with 130.
+#[cfg(unix)]
+#[test]
+fn bench_stopped_by_ctrl_c_removes_its_database() {
+    let temp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args(["bench", "--quick", "--json"])
+        .env("TMPDIR", temp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lore bench");
+    let bench_files = || {
+        std::fs::read_dir(temp.path())
+            .unwrap()
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("lore-bench-"))
+            .collect::<Vec<_>>()
+    };
+    let started = std::time::Instant::now();
+    while bench_files().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "lore bench ended before creating its database"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no database after a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Let the run get into its ingest, so there is something to remove.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("removed its database"), "stderr: {stderr}");
+    assert_eq!(bench_files(), Vec::<String>::new(), "stderr: {stderr}");
+}
