@@ -52,8 +52,29 @@ pub struct Changes {
     pub snapshots_restored: bool,
 }
 
-/// A slot's claims (by id) and their evidence by claim, as `settle` read them.
-pub type LoadedSlot = (Vec<Claim>, HashMap<String, Vec<Evidence>>);
+/// A slot as `settle` read it: its claims, their evidence by claim, and its supersedes links.
+pub struct LoadedSlot {
+    pub claims: Vec<Claim>,
+    pub evidence: HashMap<String, Vec<Evidence>>,
+    pub links: Vec<SupersedesLink>,
+}
+
+impl LoadedSlot {
+    /// Reads a slot in three statements (the evidence and links only when it has claims).
+    pub fn read(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<Self> {
+        let claims = tx.list_claims_by_slot(slot)?;
+        let evidence = slot_evidence_by_claim(tx, slot, &claims)?;
+        let links = match claims.is_empty() {
+            true => Vec::new(),
+            false => tx.list_supersedes_links_by_slot(slot)?,
+        };
+        Ok(LoadedSlot {
+            claims,
+            evidence,
+            links,
+        })
+    }
+}
 
 impl Changes {
     pub fn record(&mut self, key: String, before: Option<Value>, after: Option<Value>) {
@@ -501,33 +522,29 @@ type Names = std::collections::HashMap<String, String>;
 
 /// Loads one slot's claims as the rules see them.
 pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, Vec<SlotClaim>)> {
-    let claims = tx.list_claims_by_slot(slot)?;
-    let by_claim = slot_evidence_by_claim(tx, slot, &claims)?;
-    let slot_claims = slot_claims_of(tx, slot, &claims, &by_claim)?;
-    Ok((claims, slot_claims))
+    let loaded = LoadedSlot::read(tx, slot)?;
+    let slot_claims = slot_claims_of(&loaded);
+    Ok((loaded.claims, slot_claims))
 }
 
-/// The rules' view of a slot's claims, given their evidence by claim; the slot's supersedes links
-/// are read in one statement.
-fn slot_claims_of(
-    tx: &mut dyn Tx,
-    slot: &SlotKey,
-    claims: &[Claim],
-    by_claim: &HashMap<String, Vec<Evidence>>,
-) -> EngineResult<Vec<SlotClaim>> {
-    let mut links_by_claim: HashMap<String, Vec<String>> = HashMap::new();
-    if !claims.is_empty() {
-        for link in tx.list_supersedes_links_by_slot(slot)? {
-            links_by_claim
-                .entry(link.claim)
-                .or_default()
-                .push(link.target);
-        }
+/// The rules' view of a slot's claims.
+fn slot_claims_of(loaded: &LoadedSlot) -> Vec<SlotClaim> {
+    let mut links_by_claim: HashMap<&str, Vec<String>> = HashMap::new();
+    for link in &loaded.links {
+        links_by_claim
+            .entry(link.claim.as_str())
+            .or_default()
+            .push(link.target.clone());
     }
-    let mut slot_claims = Vec::with_capacity(claims.len());
-    for claim in claims {
-        let evidence = by_claim.get(&claim.id).map(Vec::as_slice).unwrap_or(&[]);
-        let mut supersedes: Vec<String> = links_by_claim.remove(&claim.id).unwrap_or_default();
+    let mut slot_claims = Vec::with_capacity(loaded.claims.len());
+    for claim in &loaded.claims {
+        let evidence = loaded
+            .evidence
+            .get(&claim.id)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let mut supersedes: Vec<String> =
+            links_by_claim.remove(claim.id.as_str()).unwrap_or_default();
         supersedes.dedup();
         slot_claims.push(SlotClaim {
             id: claim.id.clone(),
@@ -539,7 +556,7 @@ fn slot_claims_of(
             supersedes,
         });
     }
-    Ok(slot_claims)
+    slot_claims
 }
 
 /// The evidence of a slot's claims, by claim, each claim's rows as `list_evidence_by_claim` orders
@@ -590,13 +607,12 @@ fn reevaluate_slot(
     changes: &mut Changes,
     now: Ts,
 ) -> EngineResult<()> {
-    let claims = tx.list_claims_by_slot(slot)?;
-    if claims.is_empty() {
+    let loaded = LoadedSlot::read(tx, slot)?;
+    if loaded.claims.is_empty() {
         return Ok(());
     }
-    let by_claim = slot_evidence_by_claim(tx, slot, &claims)?;
-    let slot_claims = slot_claims_of(tx, slot, &claims, &by_claim)?;
-    let outcome = evaluate_slot(&slot_claims);
+    let outcome = evaluate_slot(&slot_claims_of(&loaded));
+    let claims = &loaded.claims;
     for dropped in &outcome.dropped_links {
         let message = format!(
             "supersedes link {} -> {} dropped: {}",
@@ -608,7 +624,7 @@ fn reevaluate_slot(
     let holder = claims
         .iter()
         .find(|claim| outcome.states[&claim.id].status == ClaimStatus::Active);
-    for claim in &claims {
+    for claim in claims {
         let derived = &outcome.states[&claim.id];
         if *derived != claim.derived {
             tx.update_claim_derived(&claim.id, derived)?;
@@ -640,9 +656,7 @@ fn reevaluate_slot(
         )?;
     }
     if changes.keep_loaded_slots {
-        changes
-            .loaded_slots
-            .insert(slot.clone(), (claims, by_claim));
+        changes.loaded_slots.insert(slot.clone(), loaded);
     }
     Ok(())
 }
@@ -891,21 +905,16 @@ pub fn remove_evidence(
         .list_claims_without_evidence(&claim_ids)?
         .into_iter()
         .collect();
-    for claim_id in claim_ids {
-        let Some(claim) = tx.find_claim(&claim_id)? else {
+    for claim in tx.find_claims(&claim_ids)? {
+        if !unsupported.contains(&claim.id) || claim.retracted_at.is_some() {
+            changes.touch_claim_evidence(&claim);
             continue;
-        };
-        let removed = unsupported.contains(&claim_id) && claim.retracted_at.is_none();
-        match removed {
-            true => changes.touch_claim(&claim),
-            false => changes.touch_claim_evidence(&claim),
         }
-        if removed {
-            tx.delete_claim(&claim_id)?;
-            // Deleting a missing review-queue entry is a no-op.
-            tx.delete_suggestion(&conflict_suggestion_id(&claim_id))?;
-            changes.record(format!("claim:{claim_id}"), Some(to_value(&claim)), None);
-        }
+        changes.touch_claim(&claim);
+        tx.delete_claim(&claim.id)?;
+        // Deleting a missing review-queue entry is a no-op.
+        tx.delete_suggestion(&conflict_suggestion_id(&claim.id))?;
+        changes.record(format!("claim:{}", claim.id), Some(to_value(&claim)), None);
     }
     Ok(())
 }

@@ -144,8 +144,8 @@ impl Engine {
 /// so no row keeps a deleted claim as `superseded_by`, a period only the deleted evidence opened, or a
 /// claim that only the deleted source supported at that time.
 ///
-/// `loaded` holds slots this mutation's `settle` already read (claims and evidence; settling changed
-/// only derived state, which the replay does not read); the others are read here.
+/// `loaded` holds slots this mutation's `settle` already read (claims, evidence and supersedes links;
+/// settling changed only derived state, which the replay does not read); the others are read here.
 pub fn rebuild_slot_histories(
     tx: &mut dyn Tx,
     slots: &BTreeSet<SlotKey>,
@@ -162,22 +162,21 @@ fn rebuild_slot_history(
     slot: &SlotKey,
     loaded: Option<LoadedSlot>,
 ) -> EngineResult<()> {
-    let (claims, mut by_claim) = match loaded {
+    let LoadedSlot {
+        claims,
+        evidence: mut by_claim,
+        links,
+    } = match loaded {
         Some(loaded) => loaded,
-        None => {
-            let claims = tx.list_claims_by_slot(slot)?;
-            let by_claim = crate::apply::slot_evidence_by_claim(tx, slot, &claims)?;
-            (claims, by_claim)
-        }
+        None => LoadedSlot::read(tx, slot)?,
     };
     if claims.is_empty() {
         return Ok(());
     }
-    // The slot's status history and supersedes links, each read in one statement, by claim.
+    // The slot's status history, read in one statement, by claim.
     let mut histories_by_claim =
         group_by_claim(tx.list_status_changes_by_slot(slot)?, |row| &row.claim);
-    let mut links_by_claim =
-        group_by_claim(tx.list_supersedes_links_by_slot(slot)?, |link| &link.claim);
+    let mut links_by_claim = group_by_claim(links, |link| &link.claim);
     let mut evidence = BTreeMap::new();
     let mut links = BTreeMap::new();
     let mut instants = BTreeSet::new();

@@ -655,7 +655,8 @@ fn slot_claims() -> [Claim; 4] {
 }
 
 /// The set-based reads and writes of a source deletion (L13) answer exactly what their one-by-one
-/// definitions answer: `delete_evidence_many` = `delete_evidence` per id, `list_claims_without_evidence`
+/// definitions answer: `delete_evidence_many` = `delete_evidence` per id, `find_claims` = `find_claim`
+/// per distinct id in id order, `list_claims_without_evidence`
 /// = `list_evidence_by_claim(..).is_empty()` per claim, `find_identifier_source` = the first of
 /// `list_identifier_sources`, and the by-slot status history and supersedes links = the per-claim
 /// reads of the slot's claims; other slots, contexts and owners are left out.
@@ -702,6 +703,9 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
             tx.insert_identifier_source(&source("a@x.example", "m2", "g2"))?;
             tx.insert_identifier_source(&source("a@x.example", "m1", "g1"))?;
             if owner == "bob" {
+                let mut only_bobs = slot_claims()[2].clone();
+                only_bobs.id = "c9".into();
+                tx.insert_claim(&only_bobs)?;
                 tx.insert_evidence(&sample_evidence("v6", "c2", "m2"))?;
                 tx.insert_identifier_source(&source("b@x.example", "m1", "g1"))?;
             }
@@ -752,6 +756,20 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
         );
 
         let claims: Vec<String> = ["c3", "c1", "c2", "nothing"].map(String::from).into();
+        let mut found = Vec::new();
+        for id in ["c1", "c2", "c3"] {
+            found.extend(tx.find_claim(id)?);
+        }
+        assert_eq!(found.len(), 3);
+        let asked: Vec<String> = ["c3", "c1", "nothing", "c9", "c2", "c1"]
+            .map(String::from)
+            .into();
+        assert_eq!(
+            tx.find_claims(&asked)?,
+            found,
+            "in id order, bob's c9 left out"
+        );
+        assert!(tx.find_claims(&[])?.is_empty());
         assert_eq!(tx.list_claims_without_evidence(&claims)?, ["nothing"]);
         tx.delete_evidence_many(&[])?;
         tx.delete_evidence_many(&["v1".into(), "v3".into(), "v4".into(), "missing".into()])?;

@@ -737,6 +737,16 @@ pub trait Tx {
         }
         Ok(unsupported)
     }
+    /// The claims with these ids, in id order: what `find_claim` answers for each distinct id, the
+    /// ids of no claim (or of another owner's) left out, in one statement where the backend can.
+    fn find_claims(&mut self, ids: &[String]) -> StoreResult<Vec<Claim>> {
+        let ids: std::collections::BTreeSet<&String> = ids.iter().collect();
+        let mut claims = Vec::with_capacity(ids.len());
+        for id in ids {
+            claims.extend(self.find_claim(id)?);
+        }
+        Ok(claims)
+    }
     /// One source of an identifier, the first in `list_identifier_sources` order, or `None`: whether
     /// anything still teaches it, without reading every source.
     fn find_identifier_source(

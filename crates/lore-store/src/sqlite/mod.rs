@@ -2786,6 +2786,17 @@ impl Tx for SqliteTx<'_> {
         .map(|_| ())
     }
 
+    fn find_claims(&mut self, ids: &[String]) -> StoreResult<Vec<Claim>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.all(
+            sql!("SELECT ", CLAIM_COLUMNS, " ", read_side::CLAIMS_BY_IDS),
+            params![self.owner, to_json(&ids)],
+            claim_row,
+        )
+    }
+
     fn list_claims_without_evidence(&mut self, claims: &[String]) -> StoreResult<Vec<String>> {
         if claims.is_empty() {
             return Ok(Vec::new());

@@ -119,6 +119,9 @@ pub const MEETING_LINKS_BY_MEETING: &str = "SELECT entity, relation FROM (\
      UNION SELECT object_entity, 'mentioned_in' FROM claims WHERE owner = ?1 AND object_entity IS NOT NULL \
        AND id IN (SELECT claim FROM evidence WHERE owner = ?1 AND meeting = ?2)) \
      ORDER BY entity, relation LIMIT ?3";
+/// Claims by id (`?2` a JSON array of ids, `Tx::find_claims`): the primary key probed in id order.
+pub const CLAIMS_BY_IDS: &str =
+    "FROM claims WHERE owner = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id";
 /// Evidence times of the entity's claims (`?2` is the entity), a literal so that
 /// `OBSERVATION_TIMES` can be built from it.
 macro_rules! subject_evidence_times {
@@ -192,6 +195,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "entity rebuild: the claims' time bounds of a subject",
             SUBJECT_CLAIM_BOUNDS.into(),
             "claims_by_slot (owner=? AND subject=?)",
+        ),
+        (
+            "deletion: claims by id",
+            format!("SELECT id {CLAIMS_BY_IDS}"),
+            "claims USING PRIMARY KEY (owner=? AND id=?)",
         ),
         (
             "entity resolution: entities by name key",
