@@ -34,10 +34,13 @@ pub struct Changes {
     /// Blobs that may have lost their last attachment.
     pub released_blobs: BTreeSet<String>,
     pub diagnostics: Vec<String>,
-    /// When set, `settle` keeps every slot it loaded in `loaded_slots`, for a later pass over the
-    /// same slots in the same mutation (a deletion's history rebuild) to reuse instead of reading them
-    /// again. Settling changes only the claims' derived state, which that pass does not read.
-    pub keep_loaded_slots: bool,
+    /// Set by a mutation that rewrites the touched slots' status history from their facts once
+    /// settled (a deletion: `temporal::rebuild_slot_histories`). `settle` then keeps every slot it
+    /// loaded in `loaded_slots`, for that pass to reuse instead of reading them again (settling
+    /// changes only the claims' derived state, which the pass does not read), and records no status
+    /// change itself: no fact is recorded now, so the replay reaches the settled state at an earlier
+    /// instant and would remove every row settling recorded.
+    pub replays_history: bool,
     pub loaded_slots: HashMap<SlotKey, LoadedSlot>,
     /// The revisions that recorded a removed meeting's content (its ingests and extractions, from
     /// its extraction runs), for erasure (`erase_source_from_revisions`).
@@ -628,11 +631,13 @@ fn reevaluate_slot(
         let derived = &outcome.states[&claim.id];
         if *derived != claim.derived {
             tx.update_claim_derived(&claim.id, derived)?;
-            tx.insert_status_change(&StatusChange {
-                claim: claim.id.clone(),
-                recorded_at: now,
-                derived: derived.clone(),
-            })?;
+            if !changes.replays_history {
+                tx.insert_status_change(&StatusChange {
+                    claim: claim.id.clone(),
+                    recorded_at: now,
+                    derived: derived.clone(),
+                })?;
+            }
             let mut updated = claim.clone();
             updated.derived = derived.clone();
             changes.record(
@@ -655,7 +660,7 @@ fn reevaluate_slot(
             changes.snapshots_restored,
         )?;
     }
-    if changes.keep_loaded_slots {
+    if changes.replays_history {
         changes.loaded_slots.insert(slot.clone(), loaded);
     }
     Ok(())

@@ -358,7 +358,7 @@ pub(crate) fn cascade_delete(
         }
     };
     let touched_slots = changes.slots.clone();
-    changes.keep_loaded_slots = true;
+    changes.replays_history = true;
     settle(tx, &mut changes, now)?;
     // Erasure wins over history: rewrite the touched slots' status history from what is left.
     let mut loaded = std::mem::take(&mut changes.loaded_slots);
