@@ -1132,6 +1132,47 @@ impl Tx for PgTx<'_, '_> {
         .map(|_| ())
     }
 
+    fn delete_evidence_many(&mut self, ids: &[String]) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let (owner, ids) = (self.owner.clone(), ids.to_vec());
+        self.exec(
+            "DELETE FROM evidence WHERE owner = ?1 AND id = ANY(?2)",
+            &[&owner, &ids],
+        )
+        .map(|_| ())
+    }
+
+    fn find_claims(&mut self, ids: &[String]) -> StoreResult<Vec<Claim>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (owner, ids) = (self.owner.clone(), ids.to_vec());
+        self.all(
+            sql!(
+                "SELECT ",
+                CLAIM_COLUMNS,
+                " FROM claims WHERE owner = ?1 AND id = ANY(?2) ORDER BY id COLLATE \"C\""
+            ),
+            &[&owner, &ids],
+            claim_row,
+        )
+    }
+
+    fn list_claims_without_evidence(&mut self, claims: &[String]) -> StoreResult<Vec<String>> {
+        if claims.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (owner, claims) = (self.owner.clone(), claims.to_vec());
+        self.all(
+            "SELECT c.claim FROM unnest(?2::text[]) WITH ORDINALITY AS c (claim, n) WHERE NOT EXISTS \
+             (SELECT 1 FROM evidence WHERE owner = ?1 AND claim = c.claim) ORDER BY c.n",
+            &[&owner, &claims],
+            first_text,
+        )
+    }
+
     fn insert_supersedes_link(&mut self, link: &SupersedesLink) -> StoreResult<()> {
         let owner = self.owner.clone();
         self.exec(
