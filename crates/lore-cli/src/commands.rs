@@ -1114,10 +1114,14 @@ impl BenchFiles {
             .enable_all()
             .build()
             .and_then(|runtime| {
-                let _entered = runtime.enter();
-                let interrupt = signal(SignalKind::interrupt())?;
-                let terminate = signal(SignalKind::terminate())?;
-                drop(_entered);
+                // Registered inside the runtime, which then drives them on the watcher's thread.
+                let (interrupt, terminate) = {
+                    let _entered = runtime.enter();
+                    (
+                        signal(SignalKind::interrupt())?,
+                        signal(SignalKind::terminate())?,
+                    )
+                };
                 Ok((runtime, interrupt, terminate))
             });
         let watcher = registered.and_then(|(runtime, mut interrupt, mut terminate)| {
