@@ -936,10 +936,7 @@ fn demo(
             examples.display()
         )));
     }
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{db}{suffix}"));
-    }
-    let _ = std::fs::remove_dir_all(format!("{db}.blobs"));
+    remove_database_files(Path::new(db));
     let engine = open_engine(db)?;
     let files = collect_bundles(std::slice::from_ref(&examples))?;
     let progress = indicatif::ProgressBar::new(files.len() as u64);
@@ -1028,9 +1025,7 @@ fn bench(
         ("sqlite", _) => {
             let path =
                 std::env::temp_dir().join(format!("lore-bench-{}-{scale}.db", std::process::id()));
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-            }
+            remove_database_files(&path);
             let files = BenchFiles {
                 path,
                 keep: matches!(place, BenchFile::Kept),
@@ -1095,14 +1090,15 @@ struct BenchFiles {
     keep: bool,
 }
 
-impl BenchFiles {
-    fn remove(path: &Path) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-        let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
+/// Removes a SQLite database with its log, shared-memory file and blob folder, whichever exist.
+fn remove_database_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
+    let _ = std::fs::remove_dir_all(format!("{}.blobs", path.display()));
+}
 
+impl BenchFiles {
     /// On Ctrl-C or SIGTERM: removes the database (or says where the partial one stays, with
     /// `--keep`) and exits with 130, as a shell reports an interrupted command. The signals are
     /// registered before this returns, so one that arrives once the database exists is caught.
@@ -1140,7 +1136,7 @@ impl BenchFiles {
                             path.display()
                         );
                     } else {
-                        Self::remove(&path);
+                        remove_database_files(&path);
                         eprintln!("\nlore bench: stopped; removed its database");
                     }
                     std::process::exit(130);
@@ -1158,7 +1154,7 @@ impl BenchFiles {
 impl Drop for BenchFiles {
     fn drop(&mut self) {
         if !self.keep {
-            Self::remove(&self.path);
+            remove_database_files(&self.path);
         }
     }
 }

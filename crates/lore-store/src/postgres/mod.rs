@@ -1136,7 +1136,7 @@ impl Tx for PgTx<'_, '_> {
         if ids.is_empty() {
             return Ok(());
         }
-        let (owner, ids) = (self.owner.clone(), ids.to_vec());
+        let owner = self.owner.clone();
         self.exec(
             "DELETE FROM evidence WHERE owner = ?1 AND id = ANY(?2)",
             &[&owner, &ids],
@@ -1148,7 +1148,7 @@ impl Tx for PgTx<'_, '_> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let (owner, ids) = (self.owner.clone(), ids.to_vec());
+        let owner = self.owner.clone();
         self.all(
             sql!(
                 "SELECT ",
@@ -1164,7 +1164,7 @@ impl Tx for PgTx<'_, '_> {
         if claims.is_empty() {
             return Ok(Vec::new());
         }
-        let (owner, claims) = (self.owner.clone(), claims.to_vec());
+        let owner = self.owner.clone();
         self.all(
             "SELECT c.claim FROM unnest(?2::text[]) WITH ORDINALITY AS c (claim, n) WHERE NOT EXISTS \
              (SELECT 1 FROM evidence WHERE owner = ?1 AND claim = c.claim) ORDER BY c.n",
