@@ -6,7 +6,7 @@ pub mod dataset;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use lore_engine::{Engine, SourceRef};
+use lore_engine::{Engine, EngineError, SourceRef};
 use serde::Serialize;
 
 pub use dataset::{generate, Dataset, Rng};
@@ -268,29 +268,43 @@ fn populate(
     let batch = config.batch.max(1);
     let half = dataset.bundles.len() / 2;
     let mut done = 0usize;
-    for texts in dataset.bundles.chunks(batch) {
-        let mut bundles = Vec::with_capacity(texts.len());
-        for text in texts {
-            let bundle =
-                lore_ingest::parse_bundle(text, &registry, None).map_err(|e| e.to_string())?;
-            candidates += bundle.claims.as_ref().map_or(0, Vec::len);
-            bundles.push(bundle);
+    let mut failure = None;
+    // Each batch's JSON is parsed on the engine's preparing thread, as `lore ingest` parses files.
+    let batches = dataset.bundles.chunks(batch).map(|texts| {
+        texts
+            .iter()
+            .map(
+                |text| match lore_ingest::parse_bundle(text, &registry, None) {
+                    Ok(bundle) => (bundle.claims.as_ref().map_or(0, Vec::len), Ok(bundle)),
+                    Err(errors) => (0, Err(EngineError::Invalid(errors.to_string()))),
+                },
+            )
+            .collect::<Vec<_>>()
+    });
+    // The time before the batch being applied: the one crossing the half is the `known_at` target.
+    let mut before_batch = engine.now();
+    engine.ingest_pipelined(OWNER, batches, |results| {
+        if halfway.is_none() && done + results.len() > half {
+            halfway = Some(before_batch);
         }
-        if halfway.is_none() && done + texts.len() > half {
-            halfway = Some(engine.now());
+        for (claims, result) in &results {
+            candidates += claims;
+            if let (Err(error), None) = (result, &failure) {
+                failure = Some(error.to_string());
+            }
         }
-        let refs: Vec<&lore_ingest::Bundle> = bundles.iter().collect();
-        for result in engine.ingest_bundles(OWNER, &refs) {
-            result.map_err(|e| e.to_string())?;
-        }
-        if done / 100 != (done + texts.len()) / 100 {
+        if done / 100 != (done + results.len()) / 100 {
             progress(&format!(
                 "ingested {}/{}",
-                done + texts.len(),
+                done + results.len(),
                 dataset.bundles.len()
             ));
         }
-        done += texts.len();
+        done += results.len();
+        before_batch = engine.now();
+    });
+    if let Some(failure) = failure {
+        return Err(failure);
     }
     let seconds = started.elapsed().as_secs_f64();
     let ingest = IngestStats {

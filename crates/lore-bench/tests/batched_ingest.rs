@@ -1,6 +1,7 @@
 //! The benchmark's own meetings ingested in batches give exactly the state of ingesting them one by
 //! one (L14): every bundle of a batch settles its slots at once, while the entities the batch
-//! touches (the hubs most of all) are rebuilt once, with its last bundle.
+//! touches (the hubs most of all) are rebuilt once, with its last bundle. Batches prepared on a
+//! second thread while the batch before them is written (`Engine::ingest_pipelined`) leave it too.
 
 use std::sync::Arc;
 
@@ -33,12 +34,41 @@ fn batches_leave_the_state_of_one_by_one_ingestion() {
     bundles.insert(80, bundles[3].clone());
     let dir = tempfile::tempdir().expect("temp dir");
     let (batched, single) = (engine(&dir, "batched.db"), engine(&dir, "single.db"));
+    let pipelined = engine(&dir, "pipelined.db");
     for chunk in bundles.chunks(32) {
         let refs: Vec<&lore_ingest::Bundle> = chunk.iter().collect();
         for result in batched.ingest_bundles(OWNER, &refs) {
             result.expect("batched ingest");
         }
     }
+    // The same batches prepared on a second thread while the one before is written, with an item
+    // the caller could not make a bundle of in the middle of a batch: it comes back with its error,
+    // in its place, and the others are stored.
+    let items: Vec<(usize, lore_engine::EngineResult<lore_ingest::Bundle>)> =
+        bundles.iter().cloned().map(Ok).enumerate().collect();
+    let mut items = items.into_iter();
+    let batches = std::iter::from_fn(|| {
+        let mut batch: Vec<_> = items.by_ref().take(32).collect();
+        if batch.len() == 32 {
+            let error = lore_engine::EngineError::Invalid("not a bundle".into());
+            batch.insert(10, (usize::MAX, Err(error)));
+        }
+        (!batch.is_empty()).then_some(batch)
+    });
+    let mut returned = Vec::new();
+    pipelined.ingest_pipelined(OWNER, batches, |results| {
+        for (index, result) in results {
+            match (index, result) {
+                (usize::MAX, Err(error)) => assert!(error.to_string().contains("not a bundle")),
+                (usize::MAX, Ok(_)) => panic!("the item without a bundle was ingested"),
+                (index, result) => {
+                    result.expect("pipelined ingest");
+                    returned.push(index);
+                }
+            }
+        }
+    });
+    assert_eq!(returned, (0..bundles.len()).collect::<Vec<_>>());
     for bundle in &bundles {
         single.ingest_bundle(OWNER, bundle).expect("single ingest");
     }
@@ -46,8 +76,13 @@ fn batches_leave_the_state_of_one_by_one_ingestion() {
         check_invariants(&batched, OWNER).expect("check"),
         Vec::<String>::new()
     );
+    let one_by_one = state_dump(&single, OWNER).expect("dump");
     assert!(
-        state_dump(&batched, OWNER).expect("dump") == state_dump(&single, OWNER).expect("dump"),
+        state_dump(&batched, OWNER).expect("dump") == one_by_one,
         "batches left another state than one-by-one ingestion"
+    );
+    assert!(
+        state_dump(&pipelined, OWNER).expect("dump") == one_by_one,
+        "pipelined batches left another state than one-by-one ingestion"
     );
 }

@@ -853,29 +853,29 @@ fn ingest(
         progress.suspend(|| eprintln!("error: {message}"));
         failures.push(serde_json::json!({"file": file, "error": message}));
     };
-    for chunk in files.chunks(batch) {
-        let mut prepared = Vec::with_capacity(chunk.len());
-        for file in chunk {
-            progress.set_message(
-                file.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            );
-            match crate::transcripts::prepare_file(engine, file, flags) {
-                Ok((bundle, diagnostics)) => prepared.push((file, bundle, diagnostics)),
-                Err(error) => {
-                    fail(file, error, &progress);
-                    progress.inc(1);
+    // The files of the next batch are read, parsed and extracted on a second thread while the
+    // batch before them is written.
+    let batches = files.chunks(batch).map(|chunk| {
+        chunk
+            .iter()
+            .map(|file| {
+                progress.set_message(
+                    file.file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                );
+                match crate::transcripts::prepare_file(engine, file, flags) {
+                    Ok((bundle, diagnostics)) => ((file, diagnostics), Ok(bundle)),
+                    Err(error) => ((file, Vec::new()), Err(error)),
                 }
-            }
-        }
-        let bundles: Vec<&lore_ingest::Bundle> =
-            prepared.iter().map(|(_, bundle, _)| bundle).collect();
-        let results = engine.ingest_bundles(owner, &bundles);
-        for ((file, _, diagnostics), result) in prepared.iter().zip(results) {
+            })
+            .collect::<Vec<_>>()
+    });
+    engine.ingest_pipelined(owner, batches, |results| {
+        for ((file, diagnostics), result) in results {
             match result {
                 Ok(mut report) => {
-                    report.diagnostics.extend(diagnostics.iter().cloned());
+                    report.diagnostics.extend(diagnostics);
                     for diagnostic in &report.diagnostics {
                         progress.suspend(|| eprintln!("warning: {}: {diagnostic}", file.display()));
                     }
@@ -885,7 +885,7 @@ fn ingest(
             }
             progress.inc(1);
         }
-    }
+    });
     progress.finish_and_clear();
     if json {
         let revisions: Vec<&str> = reports.iter().map(|r| r.revision.as_str()).collect();

@@ -16,9 +16,7 @@ use lore_store::Tx;
 use serde_json::{json, Value};
 
 use crate::apply::{settle, Changes};
-use crate::ingest::{
-    run_extractor, screen, screen_task, store_extraction, Candidates, EvidenceContext,
-};
+use crate::ingest::{run_extractor, store_extraction, Candidates, EvidenceContext};
 use crate::resolve::MeetingScope;
 use crate::{Engine, EngineError, EngineResult};
 
@@ -90,8 +88,8 @@ impl Engine {
         if dry_run {
             let mut dry = report(ExtractOutcome::DryRun, None);
             dry.diagnostics = candidates.diagnostics.clone();
-            for candidate in &candidates.claims {
-                if let Some(rejection) = screen(candidate) {
+            for (candidate, verdict) in candidates.claims_screened() {
+                if let Some(rejection) = verdict {
                     dry.rejected += 1;
                     dry.diagnostics.push(format!(
                         "claims[{}]: rejected by the sensitive-data guard ({}): {}",
@@ -102,8 +100,8 @@ impl Engine {
                 dry.claims += 1;
                 dry.candidates.push(candidate_json(candidate));
             }
-            for (index, task) in candidates.tasks.iter().enumerate() {
-                if let Some(rejection) = screen_task(task) {
+            for (index, (task, verdict)) in candidates.tasks_screened().enumerate() {
+                if let Some(rejection) = verdict {
                     dry.rejected += 1;
                     dry.diagnostics.push(format!(
                         "tasks[{index}]: rejected by the sensitive-data guard ({}): {}",

@@ -99,12 +99,9 @@ impl Engine {
             return Ok(unchanged_report(existing, run.revision));
         }
         let candidates = match &bundle.claims {
-            Some(claims) => Candidates {
-                extractor: extractor_id,
-                claims: claims.clone(),
-                tasks: Vec::new(),
-                diagnostics: Vec::new(),
-            },
+            Some(claims) => {
+                Candidates::screened(extractor_id, claims.clone(), Vec::new(), Vec::new())
+            }
             None => run_extractor(self, bundle, extractor)?,
         };
         let prepared = Prepared {
@@ -133,9 +130,84 @@ impl Engine {
         owner: &str,
         bundles: &[&Bundle],
     ) -> Vec<EngineResult<IngestReport>> {
+        let parts = self.prepare_parts(owner, bundles);
+        self.apply_parts(owner, bundles, parts)
+    }
+
+    /// Ingests batches of bundles as [`Engine::ingest_bundles`] does, one durable transaction per
+    /// batch, with each batch's work before its transaction (drawing it from `batches`, where a
+    /// caller parses its files, then extraction, the sensitive-data guard and attachments) done on a
+    /// second thread while the batch before it is written. The state is the one `ingest_bundles`
+    /// leaves batch after batch: the transaction checks again what the preparation read (L2).
+    ///
+    /// Each item carries the caller's `T` (a file name, say) and its bundle, or the error that
+    /// stopped the caller from making one; `done` gets every batch's items back, in order, each
+    /// with its report or error, as soon as the batch is committed. The thread preparing works at
+    /// most one batch ahead.
+    pub fn ingest_pipelined<T: Send>(
+        &self,
+        owner: &str,
+        batches: impl Iterator<Item = Vec<(T, EngineResult<Bundle>)>> + Send,
+        mut done: impl FnMut(Vec<(T, EngineResult<IngestReport>)>),
+    ) {
+        std::thread::scope(|scope| {
+            // A rendezvous: the next batch is handed over only once the writer asks for it.
+            let (sender, receiver) = std::sync::mpsc::sync_channel(0);
+            scope.spawn(move || {
+                for batch in batches {
+                    if sender.send(self.prepare_batch(owner, batch)).is_err() {
+                        break;
+                    }
+                }
+            });
+            for prepared in receiver {
+                done(self.apply_batch(owner, prepared));
+            }
+        });
+    }
+
+    fn prepare_batch<T>(
+        &self,
+        owner: &str,
+        items: Vec<(T, EngineResult<Bundle>)>,
+    ) -> PreparedBatch<T> {
+        let bundles: Vec<&Bundle> = items.iter().filter_map(|(_, b)| b.as_ref().ok()).collect();
+        let parts = self.prepare_parts(owner, &bundles);
+        PreparedBatch { items, parts }
+    }
+
+    fn apply_batch<T>(
+        &self,
+        owner: &str,
+        batch: PreparedBatch<T>,
+    ) -> Vec<(T, EngineResult<IngestReport>)> {
+        let bundles: Vec<&Bundle> = batch
+            .items
+            .iter()
+            .filter_map(|(_, b)| b.as_ref().ok())
+            .collect();
+        let mut reports = self.apply_parts(owner, &bundles, batch.parts).into_iter();
+        batch
+            .items
+            .into_iter()
+            .map(|(item, bundle)| {
+                let report = match bundle {
+                    Ok(_) => reports.next().unwrap_or_else(|| {
+                        Err(EngineError::Internal(
+                            "a bundle of the batch was skipped".into(),
+                        ))
+                    }),
+                    Err(error) => Err(error),
+                };
+                (item, report)
+            })
+            .collect()
+    }
+
+    /// The work before a batch's transaction: which bundles repeat what is stored (L2), their
+    /// candidates (extracted and screened, L21) and their attachments' blobs.
+    fn prepare_parts(&self, owner: &str, bundles: &[&Bundle]) -> Vec<Preparation> {
         let extractor = self.extractor.clone();
-        let mut results: Vec<Option<EngineResult<IngestReport>>> =
-            bundles.iter().map(|_| None).collect();
         // Unchanged content is found before extracting, as for one bundle (L2).
         let previous = self.read(owner, |tx| {
             let mut found = Vec::with_capacity(bundles.len());
@@ -159,7 +231,7 @@ impl Engine {
             Ok(previous) => previous,
             Err(_) => bundles.iter().map(|_| None).collect(),
         };
-        let mut prepared = Vec::new();
+        let mut parts = Vec::with_capacity(bundles.len());
         for (index, (bundle, previous)) in bundles.iter().zip(previous).enumerate() {
             // Unless an earlier bundle of the batch replaces that meeting first (then the check
             // runs inside the transaction, as for every bundle).
@@ -167,40 +239,58 @@ impl Engine {
                 .iter()
                 .any(|earlier| earlier.meeting.external_id == bundle.meeting.external_id);
             if let (Some((existing, run)), false) = (previous, replaced_earlier) {
-                results[index] = Some(Ok(unchanged_report(existing, run.revision)));
+                parts.push(Preparation::Done(Ok(unchanged_report(
+                    existing,
+                    run.revision,
+                ))));
                 continue;
             }
             let candidates = match &bundle.claims {
-                Some(claims) => Candidates {
-                    extractor: SUPPLIED_EXTRACTOR.to_string(),
-                    claims: claims.clone(),
-                    tasks: Vec::new(),
-                    diagnostics: Vec::new(),
-                },
+                Some(claims) => Candidates::screened(
+                    SUPPLIED_EXTRACTOR.to_string(),
+                    claims.clone(),
+                    Vec::new(),
+                    Vec::new(),
+                ),
                 None => match run_extractor(self, bundle, extractor.as_ref()) {
                     Ok(candidates) => candidates,
                     Err(error) => {
-                        results[index] = Some(Err(error));
+                        parts.push(Preparation::Done(Err(error)));
                         continue;
                     }
                 },
             };
-            let blobs = match self.store_blobs(bundle) {
-                Ok(blobs) => blobs,
-                Err(error) => {
-                    results[index] = Some(Err(error));
-                    continue;
-                }
-            };
-            prepared.push((
-                index,
-                Prepared {
-                    bundle,
-                    candidates,
-                    blobs,
-                    now: self.now(),
-                },
-            ));
+            parts.push(match self.store_blobs(bundle) {
+                Ok(blobs) => Preparation::Ready { candidates, blobs },
+                Err(error) => Preparation::Done(Err(error)),
+            });
+        }
+        parts
+    }
+
+    /// The batch's transaction over what `prepare_parts` made of the same bundles.
+    fn apply_parts(
+        &self,
+        owner: &str,
+        bundles: &[&Bundle],
+        parts: Vec<Preparation>,
+    ) -> Vec<EngineResult<IngestReport>> {
+        let mut results: Vec<Option<EngineResult<IngestReport>>> =
+            bundles.iter().map(|_| None).collect();
+        let mut prepared = Vec::new();
+        for (index, (bundle, part)) in bundles.iter().zip(parts).enumerate() {
+            match part {
+                Preparation::Done(result) => results[index] = Some(result),
+                Preparation::Ready { candidates, blobs } => prepared.push((
+                    index,
+                    Prepared {
+                        bundle,
+                        candidates,
+                        blobs,
+                        now: self.now(),
+                    },
+                )),
+            }
         }
         let batch = self.write(owner, |tx| {
             let mut reports = Vec::with_capacity(prepared.len());
@@ -287,13 +377,53 @@ impl Engine {
     }
 }
 
-/// Candidates ready to store: supplied by a bundle, or extracted and validated.
+/// Candidates ready to store: supplied by a bundle, or extracted and validated, each screened by the
+/// sensitive-data guard (L21) when the candidates are made, before any transaction opens.
 pub(crate) struct Candidates {
     pub(crate) extractor: String,
     pub(crate) claims: Vec<ClaimCandidate>,
     pub(crate) tasks: Vec<TaskInput>,
+    /// The guard's verdict on each claim and each task, in order: `Some` rejects it.
+    claim_verdicts: Vec<Option<guard::Rejection>>,
+    task_verdicts: Vec<Option<guard::Rejection>>,
     /// Extractor notes and rejected candidates, each with its reason.
     pub(crate) diagnostics: Vec<String>,
+}
+
+impl Candidates {
+    pub(crate) fn screened(
+        extractor: String,
+        claims: Vec<ClaimCandidate>,
+        tasks: Vec<TaskInput>,
+        diagnostics: Vec<String>,
+    ) -> Candidates {
+        Candidates {
+            claim_verdicts: claims.iter().map(screen).collect(),
+            task_verdicts: tasks.iter().map(screen_task).collect(),
+            extractor,
+            claims,
+            tasks,
+            diagnostics,
+        }
+    }
+
+    /// Each claim candidate with the guard's verdict on it.
+    pub(crate) fn claims_screened(
+        &self,
+    ) -> impl Iterator<Item = (&ClaimCandidate, Option<&guard::Rejection>)> {
+        self.claims
+            .iter()
+            .zip(self.claim_verdicts.iter().map(Option::as_ref))
+    }
+
+    /// Each task with the guard's verdict on it.
+    pub(crate) fn tasks_screened(
+        &self,
+    ) -> impl Iterator<Item = (&TaskInput, Option<&guard::Rejection>)> {
+        self.tasks
+            .iter()
+            .zip(self.task_verdicts.iter().map(Option::as_ref))
+    }
 }
 
 /// Runs an extractor over a bundle and validates its output exactly as a bundle's claims are validated.
@@ -317,12 +447,12 @@ pub(crate) fn run_extractor(
         tracing::info!("{message}");
         diagnostics.push(message);
     }
-    Ok(Candidates {
-        extractor: extractor.id(),
-        claims: validated.claims,
-        tasks: validated.tasks,
+    Ok(Candidates::screened(
+        extractor.id(),
+        validated.claims,
+        validated.tasks,
         diagnostics,
-    })
+    ))
 }
 
 fn unchanged_report(existing: Meeting, revision: String) -> IngestReport {
@@ -359,6 +489,24 @@ impl PendingEntities {
     fn is_empty(&self) -> bool {
         self.entities.is_empty() && self.mentioned.is_empty()
     }
+}
+
+/// What the work before a batch's transaction made of one bundle.
+enum Preparation {
+    /// Its outcome is known without the transaction: unchanged (L2), or an error.
+    Done(EngineResult<IngestReport>),
+    /// Ready to apply.
+    Ready {
+        candidates: Candidates,
+        blobs: BTreeMap<String, (String, i64)>,
+    },
+}
+
+/// A batch of `Engine::ingest_pipelined` after the work before its transaction: the caller's items,
+/// and a `Preparation` for each bundle among them, in order.
+struct PreparedBatch<T> {
+    items: Vec<(T, EngineResult<Bundle>)>,
+    parts: Vec<Preparation>,
 }
 
 /// A bundle ready to apply: its candidates extracted and its attachments stored as blobs (both
@@ -678,7 +826,12 @@ fn ingest_in_tx(
         now,
         previously_recorded: &previously_recorded,
     };
-    store_tasks(tx, &bundle.tasks, &scope, &context, &mut changes)?;
+    let task_verdicts: Vec<_> = bundle.tasks.iter().map(screen_task).collect();
+    let bundle_tasks = bundle
+        .tasks
+        .iter()
+        .zip(task_verdicts.iter().map(Option::as_ref));
+    store_tasks(tx, bundle_tasks, &scope, &context, &mut changes)?;
     let (stored_claims, rejected) =
         store_extraction(engine, tx, candidates, &scope, &context, &mut changes)?;
 
@@ -773,16 +926,16 @@ pub(crate) fn derive_evidence_id(
 }
 
 /// Stores tasks (a bundle's, or an extractor's) with their evidence.
-pub(crate) fn store_tasks(
+pub(crate) fn store_tasks<'t>(
     tx: &mut dyn Tx,
-    tasks: &[TaskInput],
+    tasks: impl Iterator<Item = (&'t TaskInput, Option<&'t guard::Rejection>)>,
     scope: &MeetingScope,
     context: &EvidenceContext,
     changes: &mut Changes,
 ) -> EngineResult<()> {
     let meeting_id = &context.meeting.id;
-    for (index, task) in tasks.iter().enumerate() {
-        if let Some(rejection) = screen_task(task) {
+    for (index, (task, verdict)) in tasks.enumerate() {
+        if let Some(rejection) = verdict {
             let message = format!(
                 "tasks[{index}]: rejected by the sensitive-data guard ({}): {}",
                 rejection.kind, rejection.reason
@@ -842,11 +995,11 @@ pub(crate) fn store_extraction(
     context: &EvidenceContext,
     changes: &mut Changes,
 ) -> EngineResult<(usize, usize)> {
-    store_tasks(tx, &candidates.tasks, scope, context, changes)?;
+    store_tasks(tx, candidates.tasks_screened(), scope, context, changes)?;
     let mut stored_claims = 0;
     let mut rejected = 0;
-    for candidate in &candidates.claims {
-        if let Some(rejection) = screen(candidate) {
+    for (candidate, verdict) in candidates.claims_screened() {
+        if let Some(rejection) = verdict {
             rejected += 1;
             let message = format!(
                 "claims[{}]: rejected by the sensitive-data guard ({}): {}",

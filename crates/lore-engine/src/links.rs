@@ -89,7 +89,12 @@ pub fn derive_meeting_attachments(
         }
     }
     // Which claim subjects each place's evidence speaks about, with the evidence row (smallest id).
-    let mut evidence = tx.list_evidence_by_meeting(meeting)?;
+    // Only the places where a URL occurs are asked about.
+    let linked: BTreeSet<String> = places.values().flatten().cloned().collect();
+    let mut evidence = match linked.is_empty() {
+        true => Vec::new(),
+        false => tx.list_evidence_by_meeting(meeting)?,
+    };
     evidence.sort_by(|a, b| a.id.cmp(&b.id));
     let mut subjects: BTreeMap<String, String> = BTreeMap::new();
     let mut cited: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
@@ -103,6 +108,10 @@ pub fn derive_meeting_attachments(
             SourceKind::Note => vec![format!("note:{}", row.source_id)],
             _ => Vec::new(),
         };
+        let cites: Vec<String> = cites
+            .into_iter()
+            .filter(|place| linked.contains(place))
+            .collect();
         if cites.is_empty() {
             continue;
         }
@@ -123,9 +132,22 @@ pub fn derive_meeting_attachments(
                 .push((subject.clone(), row.id.clone()));
         }
     }
-    // Entities named in the meeting, with the names they were called by there.
+    // Entities named in the meeting, with the names they were called by there: only a link's
+    // GitHub key or title is matched against them.
     let mut named: BTreeMap<String, (EntityKind, BTreeSet<String>)> = BTreeMap::new();
-    for alias in tx.list_aliases_by_meeting(meeting)? {
+    let by_name = links.iter().any(|link| {
+        link.title.is_some()
+            || link
+                .external_key
+                .as_deref()
+                .and_then(github_parts)
+                .is_some()
+    });
+    let aliases = match by_name {
+        true => tx.list_aliases_by_meeting(meeting)?,
+        false => Vec::new(),
+    };
+    for alias in aliases {
         if !named.contains_key(&alias.entity) {
             let Some(entity) = tx.find_entity(&alias.entity)? else {
                 continue;
