@@ -1667,35 +1667,46 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn update_claim_derived(&mut self, id: &str, d: &ClaimDerived) -> StoreResult<()> {
-        // Two statements: SQLite rewrites the entries of every index holding a column an UPDATE
-        // sets, changed or not, so the indexed columns (status, authority, validity: the subject,
-        // object and predicate indexes) are set only when one of them changes. Most updates (a
-        // claim losing or gaining evidence) change observation times alone, and each skipped index
-        // entry is a page the commit does not write.
+        // SQLite rewrites the entries of every index holding a column an UPDATE sets, changed or
+        // not, so the indexed columns (status, authority, validity: the subject, object and
+        // predicate indexes) are set only when one of them changes: first every column, for a row
+        // whose indexed columns change (a new claim settling, a change of status: one statement),
+        // else the others alone. Most updates (a claim losing or gaining evidence) change
+        // observation times only, and each skipped index entry is a page the commit does not write.
+        let (first, last) = (
+            d.first_observed_at.map(|t| t.0),
+            d.last_observed_at.map(|t| t.0),
+        );
+        let superseded_at = d.superseded_at.map(|t| t.0);
+        let (conflict, outcome) = (
+            d.conflict.map(|r| r.as_str()),
+            d.end_outcome.map(|o| o.as_str()),
+        );
+        let (valid_from, valid_to) = (d.valid_from.map(|t| t.0), d.valid_to.map(|t| t.0));
+        let periods = to_json(&d.periods);
+        let indexed = self.exec(
+            "UPDATE claims SET status = ?3, authority = ?4, valid_from = ?5, valid_to = ?6, \
+             first_observed_at = ?7, last_observed_at = ?8, superseded_at = ?9, superseded_by = ?10, \
+             conflict = ?11, end_outcome = ?12, periods = ?13 \
+             WHERE owner = ?1 AND id = ?2 AND (status IS NOT ?3 OR authority IS NOT ?4 \
+             OR valid_from IS NOT ?5 OR valid_to IS NOT ?6)",
+            params![
+                self.owner, id, d.status.as_str(), d.authority.as_str(), valid_from, valid_to,
+                first, last, superseded_at, d.superseded_by, conflict, outcome, periods
+            ],
+        )?;
+        if indexed == 1 {
+            return Ok(());
+        }
         let changed = self.exec(
             "UPDATE claims SET first_observed_at = ?3, last_observed_at = ?4, superseded_at = ?5, \
              superseded_by = ?6, conflict = ?7, end_outcome = ?8, periods = ?9 WHERE owner = ?1 AND id = ?2",
             params![
-                self.owner, id, d.first_observed_at.map(|t| t.0), d.last_observed_at.map(|t| t.0),
-                d.superseded_at.map(|t| t.0), d.superseded_by, d.conflict.map(|r| r.as_str()),
-                d.end_outcome.map(|o| o.as_str()), to_json(&d.periods)
+                self.owner, id, first, last, superseded_at, d.superseded_by, conflict, outcome,
+                periods
             ],
         )?;
-        expect_one(changed, "claim", id)?;
-        self.exec(
-            "UPDATE claims SET status = ?3, authority = ?4, valid_from = ?5, valid_to = ?6 \
-             WHERE owner = ?1 AND id = ?2 AND (status IS NOT ?3 OR authority IS NOT ?4 \
-             OR valid_from IS NOT ?5 OR valid_to IS NOT ?6)",
-            params![
-                self.owner,
-                id,
-                d.status.as_str(),
-                d.authority.as_str(),
-                d.valid_from.map(|t| t.0),
-                d.valid_to.map(|t| t.0)
-            ],
-        )?;
-        Ok(())
+        expect_one(changed, "claim", id)
     }
 
     fn update_claim_retracted(&mut self, id: &str, retracted_at: Option<Ts>) -> StoreResult<()> {
