@@ -88,7 +88,7 @@ impl Engine {
         if dry_run {
             let mut dry = report(ExtractOutcome::DryRun, None);
             dry.diagnostics = candidates.diagnostics.clone();
-            for (candidate, verdict) in candidates.claims_screened() {
+            for (candidate, verdict) in candidates.claims.iter().zip(&candidates.claim_verdicts) {
                 if let Some(rejection) = verdict {
                     dry.rejected += 1;
                     dry.diagnostics.push(format!(
@@ -100,7 +100,8 @@ impl Engine {
                 dry.claims += 1;
                 dry.candidates.push(candidate_json(candidate));
             }
-            for (index, (task, verdict)) in candidates.tasks_screened().enumerate() {
+            let tasks = candidates.tasks.iter().zip(&candidates.task_verdicts);
+            for (index, (task, verdict)) in tasks.enumerate() {
                 if let Some(rejection) = verdict {
                     dry.rejected += 1;
                     dry.diagnostics.push(format!(

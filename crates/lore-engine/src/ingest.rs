@@ -384,8 +384,8 @@ pub(crate) struct Candidates {
     pub(crate) claims: Vec<ClaimCandidate>,
     pub(crate) tasks: Vec<TaskInput>,
     /// The guard's verdict on each claim and each task, in order: `Some` rejects it.
-    claim_verdicts: Vec<Option<guard::Rejection>>,
-    task_verdicts: Vec<Option<guard::Rejection>>,
+    pub(crate) claim_verdicts: Vec<Option<guard::Rejection>>,
+    pub(crate) task_verdicts: Vec<Option<guard::Rejection>>,
     /// Extractor notes and rejected candidates, each with its reason.
     pub(crate) diagnostics: Vec<String>,
 }
@@ -405,24 +405,6 @@ impl Candidates {
             tasks,
             diagnostics,
         }
-    }
-
-    /// Each claim candidate with the guard's verdict on it.
-    pub(crate) fn claims_screened(
-        &self,
-    ) -> impl Iterator<Item = (&ClaimCandidate, Option<&guard::Rejection>)> {
-        self.claims
-            .iter()
-            .zip(self.claim_verdicts.iter().map(Option::as_ref))
-    }
-
-    /// Each task with the guard's verdict on it.
-    pub(crate) fn tasks_screened(
-        &self,
-    ) -> impl Iterator<Item = (&TaskInput, Option<&guard::Rejection>)> {
-        self.tasks
-            .iter()
-            .zip(self.task_verdicts.iter().map(Option::as_ref))
     }
 }
 
@@ -827,11 +809,14 @@ fn ingest_in_tx(
         previously_recorded: &previously_recorded,
     };
     let task_verdicts: Vec<_> = bundle.tasks.iter().map(screen_task).collect();
-    let bundle_tasks = bundle
-        .tasks
-        .iter()
-        .zip(task_verdicts.iter().map(Option::as_ref));
-    store_tasks(tx, bundle_tasks, &scope, &context, &mut changes)?;
+    store_tasks(
+        tx,
+        &bundle.tasks,
+        &task_verdicts,
+        &scope,
+        &context,
+        &mut changes,
+    )?;
     let (stored_claims, rejected) =
         store_extraction(engine, tx, candidates, &scope, &context, &mut changes)?;
 
@@ -926,15 +911,16 @@ pub(crate) fn derive_evidence_id(
 }
 
 /// Stores tasks (a bundle's, or an extractor's) with their evidence.
-pub(crate) fn store_tasks<'t>(
+pub(crate) fn store_tasks(
     tx: &mut dyn Tx,
-    tasks: impl Iterator<Item = (&'t TaskInput, Option<&'t guard::Rejection>)>,
+    tasks: &[TaskInput],
+    verdicts: &[Option<guard::Rejection>],
     scope: &MeetingScope,
     context: &EvidenceContext,
     changes: &mut Changes,
 ) -> EngineResult<()> {
     let meeting_id = &context.meeting.id;
-    for (index, (task, verdict)) in tasks.enumerate() {
+    for (index, (task, verdict)) in tasks.iter().zip(verdicts).enumerate() {
         if let Some(rejection) = verdict {
             let message = format!(
                 "tasks[{index}]: rejected by the sensitive-data guard ({}): {}",
@@ -995,10 +981,11 @@ pub(crate) fn store_extraction(
     context: &EvidenceContext,
     changes: &mut Changes,
 ) -> EngineResult<(usize, usize)> {
-    store_tasks(tx, candidates.tasks_screened(), scope, context, changes)?;
+    let (tasks, verdicts) = (&candidates.tasks, &candidates.task_verdicts);
+    store_tasks(tx, tasks, verdicts, scope, context, changes)?;
     let mut stored_claims = 0;
     let mut rejected = 0;
-    for (candidate, verdict) in candidates.claims_screened() {
+    for (candidate, verdict) in candidates.claims.iter().zip(&candidates.claim_verdicts) {
         if let Some(rejection) = verdict {
             rejected += 1;
             let message = format!(
