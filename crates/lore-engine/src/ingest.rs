@@ -130,7 +130,7 @@ impl Engine {
         owner: &str,
         bundles: &[&Bundle],
     ) -> Vec<EngineResult<IngestReport>> {
-        let parts = self.prepare_parts(owner, bundles);
+        let parts = self.prepare_parts(owner, bundles, &BTreeSet::new());
         self.apply_parts(owner, bundles, parts)
     }
 
@@ -154,8 +154,14 @@ impl Engine {
             // A rendezvous: the next batch is handed over only once the writer asks for it.
             let (sender, receiver) = std::sync::mpsc::sync_channel(0);
             scope.spawn(move || {
+                // The meetings of the batch handed over last, which the writer may still be
+                // applying: what the preparation reads of them may be about to change. Every
+                // batch before it is committed (the writer took this one only after them).
+                let mut in_flight = BTreeSet::new();
                 for batch in batches {
-                    if sender.send(self.prepare_batch(owner, batch)).is_err() {
+                    let prepared = self.prepare_batch(owner, batch, &in_flight);
+                    in_flight = prepared.external_ids();
+                    if sender.send(prepared).is_err() {
                         break;
                     }
                 }
@@ -170,9 +176,10 @@ impl Engine {
         &self,
         owner: &str,
         items: Vec<(T, EngineResult<Bundle>)>,
+        in_flight: &BTreeSet<String>,
     ) -> PreparedBatch<T> {
         let bundles: Vec<&Bundle> = items.iter().filter_map(|(_, b)| b.as_ref().ok()).collect();
-        let parts = self.prepare_parts(owner, &bundles);
+        let parts = self.prepare_parts(owner, &bundles, in_flight);
         PreparedBatch { items, parts }
     }
 
@@ -205,8 +212,15 @@ impl Engine {
     }
 
     /// The work before a batch's transaction: which bundles repeat what is stored (L2), their
-    /// candidates (extracted and screened, L21) and their attachments' blobs.
-    fn prepare_parts(&self, owner: &str, bundles: &[&Bundle]) -> Vec<Preparation> {
+    /// candidates (extracted and screened, L21) and their attachments' blobs. A bundle of a
+    /// meeting in `in_flight` (external ids a transaction not yet committed may change) is prepared
+    /// whatever is stored now, and its transaction decides.
+    fn prepare_parts(
+        &self,
+        owner: &str,
+        bundles: &[&Bundle],
+        in_flight: &BTreeSet<String>,
+    ) -> Vec<Preparation> {
         let extractor = self.extractor.clone();
         // Unchanged content is found before extracting, as for one bundle (L2).
         let previous = self.read(owner, |tx| {
@@ -233,11 +247,14 @@ impl Engine {
         };
         let mut parts = Vec::with_capacity(bundles.len());
         for (index, (bundle, previous)) in bundles.iter().zip(previous).enumerate() {
-            // Unless an earlier bundle of the batch replaces that meeting first (then the check
-            // runs inside the transaction, as for every bundle).
-            let replaced_earlier = bundles[..index]
-                .iter()
-                .any(|earlier| earlier.meeting.external_id == bundle.meeting.external_id);
+            // Unless an earlier bundle of the batch, or of the batch still being written,
+            // replaces that meeting first (then the check runs inside the transaction, as for
+            // every bundle).
+            let external_id = &bundle.meeting.external_id;
+            let replaced_earlier = in_flight.contains(external_id)
+                || bundles[..index]
+                    .iter()
+                    .any(|earlier| &earlier.meeting.external_id == external_id);
             if let (Some((existing, run)), false) = (previous, replaced_earlier) {
                 parts.push(Preparation::Done(Ok(unchanged_report(
                     existing,
@@ -489,6 +506,17 @@ enum Preparation {
 struct PreparedBatch<T> {
     items: Vec<(T, EngineResult<Bundle>)>,
     parts: Vec<Preparation>,
+}
+
+impl<T> PreparedBatch<T> {
+    /// The external ids of the meetings its bundles ingest.
+    fn external_ids(&self) -> BTreeSet<String> {
+        self.items
+            .iter()
+            .filter_map(|(_, bundle)| bundle.as_ref().ok())
+            .map(|bundle| bundle.meeting.external_id.clone())
+            .collect()
+    }
 }
 
 /// A bundle ready to apply: its candidates extracted and its attachments stored as blobs (both

@@ -159,3 +159,65 @@ fn a_failing_bundle_gets_its_error_and_the_others_are_stored() {
         );
     }
 }
+
+fn pipelined(
+    engine: &Engine,
+    bundles: &[&Bundle],
+    batch: usize,
+) -> Vec<Result<IngestOutcome, String>> {
+    let batches = bundles.chunks(batch).map(|chunk| {
+        chunk
+            .iter()
+            .map(|bundle| ((), Ok((*bundle).clone())))
+            .collect::<Vec<_>>()
+    });
+    let mut outcomes = Vec::new();
+    engine.ingest_pipelined(OWNER, batches, |results| {
+        outcomes.extend(results.into_iter().map(|(_, result)| {
+            result
+                .map(|report| report.outcome)
+                .map_err(|error| error.to_string())
+        }))
+    });
+    outcomes
+}
+
+/// Batches prepared while the batch before them is written (`Engine::ingest_pipelined`) give the
+/// outcomes and state of one-by-one ingestion. A meeting the batch still being written replaces is
+/// not judged unchanged (L2) from what was stored before that batch: the first example, replaced by
+/// other content, then ingested as it was, is replaced back.
+#[test]
+fn pipelined_batches_equal_one_by_one_ingestion() {
+    let examples = example_bundles();
+    let changed = retitled(&examples[0]);
+    let mut bundles: Vec<&Bundle> = examples.iter().collect();
+    bundles.extend([&examples[0], &changed, &examples[0], &examples[0]]);
+    let clock = TestClock::new("2026-11-20T09:00:00Z");
+    for batch in [1, 3] {
+        for (backend, engine, _dir) in backend_engines(&clock, &format!("pipelined_{batch}")) {
+            let (_, single_engine, _single_dir) =
+                backend_engines(&clock, &format!("pipelined_single_{batch}"))
+                    .into_iter()
+                    .find(|(name, ..)| *name == backend)
+                    .expect("same backend");
+            let expected = one_by_one(&single_engine, &bundles);
+            assert_eq!(
+                expected[examples.len()..],
+                [
+                    Ok(IngestOutcome::Unchanged),
+                    Ok(IngestOutcome::Replaced),
+                    Ok(IngestOutcome::Replaced),
+                    Ok(IngestOutcome::Unchanged)
+                ],
+                "{backend}: one by one"
+            );
+            let actual = pipelined(&engine, &bundles, batch);
+            assert_eq!(actual, expected, "{backend}, batches of {batch}: outcomes");
+            assert_consistent(&engine, OWNER, backend);
+            assert!(
+                state_dump(&engine, OWNER).unwrap() == state_dump(&single_engine, OWNER).unwrap(),
+                "{backend}, batches of {batch}: another state than one-by-one ingestion"
+            );
+        }
+    }
+}
