@@ -101,10 +101,8 @@ impl Changes {
     /// it points at are only mentioned: an entity's stored state reads the claims it is the subject
     /// of, never those naming it.
     pub fn touch_claim(&mut self, claim: &Claim) {
-        self.slots.insert(claim.slot());
         self.entities.insert(claim.subject.clone());
-        self.mentioned.extend(claim.object_entity.iter().cloned());
-        self.mentioned.extend(claim.context_entity.iter().cloned());
+        self.touch_slot_and_named(claim);
     }
 
     /// A claim kept its identity and gained or lost evidence: its slot is re-evaluated, and its
@@ -112,8 +110,13 @@ impl Changes {
     /// evidence, so when settling the slot changes the status of none of its claims, the subject
     /// keeps its projection; when it does, `reevaluate_slot` touches the claim (`touch_claim`).
     pub fn touch_claim_evidence(&mut self, claim: &Claim) {
-        self.slots.insert(claim.slot());
         self.mentioned.insert(claim.subject.clone());
+        self.touch_slot_and_named(claim);
+    }
+
+    /// The claim's slot is re-evaluated; the entities it points at are only mentioned.
+    fn touch_slot_and_named(&mut self, claim: &Claim) {
+        self.slots.insert(claim.slot());
         self.mentioned.extend(claim.object_entity.iter().cloned());
         self.mentioned.extend(claim.context_entity.iter().cloned());
     }

@@ -80,33 +80,15 @@ impl Engine {
         bundle: &Bundle,
         extractor: &dyn Extractor,
     ) -> EngineResult<IngestReport> {
-        let extractor_id = match bundle.claims {
-            Some(_) => SUPPLIED_EXTRACTOR.to_string(),
-            None => extractor.id(),
-        };
         // The same content with the same extractor is a no-op (L2): find out before extracting.
-        let previous = self.read(owner, |tx| {
-            Ok(
-                match tx.find_meeting_by_external_id(&bundle.meeting.external_id)? {
-                    Some(existing) => tx
-                        .find_run(&existing.id, &bundle.content_hash, &extractor_id)?
-                        .map(|run| (existing, run)),
-                    None => None,
-                },
-            )
-        })?;
+        let previous = self.read(owner, |tx| stored_run(tx, bundle, extractor))?;
         if let Some((existing, run)) = previous {
             return Ok(unchanged_report(existing, run.revision));
         }
-        let candidates = match &bundle.claims {
-            Some(claims) => {
-                Candidates::screened(extractor_id, claims.clone(), Vec::new(), Vec::new())
-            }
-            None => run_extractor(self, bundle, extractor)?,
-        };
+        let (candidates, blobs) = self.prepare_bundle(bundle, extractor)?;
         let prepared = Prepared {
             bundle,
-            blobs: self.store_blobs(bundle)?,
+            blobs,
             candidates,
             now: self.now(),
         };
@@ -224,22 +206,10 @@ impl Engine {
         let extractor = self.extractor.clone();
         // Unchanged content is found before extracting, as for one bundle (L2).
         let previous = self.read(owner, |tx| {
-            let mut found = Vec::with_capacity(bundles.len());
-            for bundle in bundles {
-                let extractor_id = match bundle.claims {
-                    Some(_) => SUPPLIED_EXTRACTOR.to_string(),
-                    None => extractor.id(),
-                };
-                found.push(
-                    match tx.find_meeting_by_external_id(&bundle.meeting.external_id)? {
-                        Some(existing) => tx
-                            .find_run(&existing.id, &bundle.content_hash, &extractor_id)?
-                            .map(|run| (existing, run)),
-                        None => None,
-                    },
-                );
-            }
-            Ok(found)
+            bundles
+                .iter()
+                .map(|bundle| stored_run(tx, bundle, extractor.as_ref()))
+                .collect::<EngineResult<Vec<_>>>()
         });
         let previous = match previous {
             Ok(previous) => previous,
@@ -262,23 +232,8 @@ impl Engine {
                 ))));
                 continue;
             }
-            let candidates = match &bundle.claims {
-                Some(claims) => Candidates::screened(
-                    SUPPLIED_EXTRACTOR.to_string(),
-                    claims.clone(),
-                    Vec::new(),
-                    Vec::new(),
-                ),
-                None => match run_extractor(self, bundle, extractor.as_ref()) {
-                    Ok(candidates) => candidates,
-                    Err(error) => {
-                        parts.push(Preparation::Done(Err(error)));
-                        continue;
-                    }
-                },
-            };
-            parts.push(match self.store_blobs(bundle) {
-                Ok(blobs) => Preparation::Ready { candidates, blobs },
+            parts.push(match self.prepare_bundle(bundle, extractor.as_ref()) {
+                Ok((candidates, blobs)) => Preparation::Ready { candidates, blobs },
                 Err(error) => Preparation::Done(Err(error)),
             });
         }
@@ -360,9 +315,28 @@ impl Engine {
             .collect()
     }
 
+    /// A bundle's candidates (supplied, or extracted with `extractor`; screened, L21) and its
+    /// attachments' blobs: everything its transaction needs that the transaction need not do.
+    fn prepare_bundle(
+        &self,
+        bundle: &Bundle,
+        extractor: &dyn Extractor,
+    ) -> EngineResult<(Candidates, Blobs)> {
+        let candidates = match &bundle.claims {
+            Some(claims) => Candidates::screened(
+                SUPPLIED_EXTRACTOR.to_string(),
+                claims.clone(),
+                Vec::new(),
+                Vec::new(),
+            ),
+            None => run_extractor(self, bundle, extractor)?,
+        };
+        Ok((candidates, self.store_blobs(bundle)?))
+    }
+
     /// Copies attachment bytes into the content-addressed blob folder before the transaction; a blob
     /// left behind by a failed transaction is harmless and reused.
-    fn store_blobs(&self, bundle: &Bundle) -> EngineResult<BTreeMap<String, (String, i64)>> {
+    fn store_blobs(&self, bundle: &Bundle) -> EngineResult<Blobs> {
         let mut blobs = BTreeMap::new();
         for attachment in &bundle.attachments {
             let Some(path) = &attachment.path else {
@@ -454,6 +428,24 @@ pub(crate) fn run_extractor(
     ))
 }
 
+/// The stored meeting of the bundle's external id with its extraction run for this content and
+/// extractor, when there is one: the bundle repeats what is stored (L2).
+fn stored_run(
+    tx: &mut dyn Tx,
+    bundle: &Bundle,
+    extractor: &dyn Extractor,
+) -> EngineResult<Option<(Meeting, ExtractionRun)>> {
+    let extractor_id = match bundle.claims {
+        Some(_) => SUPPLIED_EXTRACTOR.to_string(),
+        None => extractor.id(),
+    };
+    let Some(existing) = tx.find_meeting_by_external_id(&bundle.meeting.external_id)? else {
+        return Ok(None);
+    };
+    let run = tx.find_run(&existing.id, &bundle.content_hash, &extractor_id)?;
+    Ok(run.map(|run| (existing, run)))
+}
+
 fn unchanged_report(existing: Meeting, revision: String) -> IngestReport {
     IngestReport {
         revision,
@@ -490,6 +482,9 @@ impl PendingEntities {
     }
 }
 
+/// Attachment blobs by attachment id: their SHA-256 and size.
+type Blobs = BTreeMap<String, (String, i64)>;
+
 /// What the work before a batch's transaction made of one bundle.
 enum Preparation {
     /// Its outcome is known without the transaction: unchanged (L2), or an error.
@@ -497,7 +492,7 @@ enum Preparation {
     /// Ready to apply.
     Ready {
         candidates: Candidates,
-        blobs: BTreeMap<String, (String, i64)>,
+        blobs: Blobs,
     },
 }
 
@@ -524,7 +519,7 @@ impl<T> PreparedBatch<T> {
 struct Prepared<'a> {
     bundle: &'a Bundle,
     candidates: Candidates,
-    blobs: BTreeMap<String, (String, i64)>,
+    blobs: Blobs,
     now: Ts,
 }
 

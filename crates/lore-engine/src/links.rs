@@ -90,7 +90,7 @@ pub fn derive_meeting_attachments(
     }
     // Which claim subjects each place's evidence speaks about, with the evidence row (smallest id).
     // Only the places where a URL occurs are asked about.
-    let linked: BTreeSet<String> = places.values().flatten().cloned().collect();
+    let linked: BTreeSet<&str> = places.values().flatten().map(String::as_str).collect();
     let mut evidence = match linked.is_empty() {
         true => Vec::new(),
         false => tx.list_evidence_by_meeting(meeting)?,
@@ -99,7 +99,7 @@ pub fn derive_meeting_attachments(
     let mut subjects: BTreeMap<String, String> = BTreeMap::new();
     let mut cited: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for row in &evidence {
-        let cites: Vec<String> = match row.source_kind {
+        let mut cites: Vec<String> = match row.source_kind {
             SourceKind::Meeting => row
                 .segment_ids
                 .iter()
@@ -108,10 +108,7 @@ pub fn derive_meeting_attachments(
             SourceKind::Note => vec![format!("note:{}", row.source_id)],
             _ => Vec::new(),
         };
-        let cites: Vec<String> = cites
-            .into_iter()
-            .filter(|place| linked.contains(place))
-            .collect();
+        cites.retain(|place| linked.contains(place.as_str()));
         if cites.is_empty() {
             continue;
         }
