@@ -10,7 +10,7 @@ use lore_core::projection::{project, ProjectedClaim};
 use lore_core::reading::{weight_basis, MENTION_WEIGHT};
 use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::Ts;
-use lore_store::{SubjectClaimBounds, Tx};
+use lore_store::Tx;
 use serde_json::{json, Value};
 
 use crate::EngineResult;
@@ -727,8 +727,8 @@ pub fn conflict_suggestion_id(claim: &str) -> String {
 ///
 /// With `claims_unchanged` (the mutation changed none of its claims, its kind or manual data, and no
 /// name its projection shows), the projection is a function of what did not change, so only the
-/// names' and observations' fields are derived again, from the claims' time bounds instead of the
-/// claims, unless the display name changes, which the projection's brief shows.
+/// names' and observations' fields are derived again, from the names and the evidence times without
+/// reading the claims, unless the display name changes, which the projection's brief shows.
 fn refresh_entity_with(
     tx: &mut dyn Tx,
     id: &str,
@@ -744,8 +744,8 @@ fn refresh_entity_with(
         || entity.manual_brief.is_some()
         || entity.pinned
         || !entity.do_not_merge_with.is_empty();
-    // The rebuild reads the entity's names and claims anyway; either one is a reference, so the
-    // count of every kind of reference is only needed when both are gone.
+    // The rebuild reads the entity's names and its claims (or their evidence) anyway; either one is
+    // a reference, so the count of every kind of reference is only needed when both are gone.
     let kept = match claims_unchanged {
         true => rebuild_observations(tx, &entity)?,
         false => None,
@@ -805,8 +805,14 @@ fn rebuild_entity_with(
     let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
-    let bounds = SubjectClaimBounds::of(&claims);
-    derive_observed(&mut rebuilt, &alias_bounds, observations, &bounds);
+    let claim_times = || {
+        claims
+            .iter()
+            .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
+            .flatten()
+    };
+    let bounds = (claim_times().min(), claim_times().max());
+    derive_observed(&mut rebuilt, &alias_bounds, observations, bounds);
 
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for claim in &claims {
@@ -849,26 +855,37 @@ fn rebuild_entity_with(
 /// The rebuild of an entity whose claims, kind and manual data did not change: its names and
 /// observations derived again, its projection kept. `None` when its display name changed (the
 /// projection shows it: the caller rebuilds from scratch).
+///
+/// The claims are not read. A settled claim's first and last observation are the earliest and the
+/// latest time of its evidence (`lore_core::slot`), and every claim the mutation touched is settled
+/// before entities are rebuilt, so the earliest and latest of the subject's claims' bounds are the
+/// earliest and latest of its evidence times, which `observations` holds with its names' times.
+/// An entity neither named nor observed may still be referred to (the subject of a retraction's
+/// tombstone, a link, a task): its caller counts every kind of reference before deleting it.
 fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option<(Entity, bool)>> {
     let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
-    let claims = tx.subject_claim_bounds(&entity.id)?;
+    let bounds = (
+        observations.iter().min().copied(),
+        observations.iter().max().copied(),
+    );
+    // The names' times are among the observations.
+    let named_or_observed = !observations.is_empty();
     let mut rebuilt = entity.clone();
-    derive_observed(&mut rebuilt, &alias_bounds, observations, &claims);
+    derive_observed(&mut rebuilt, &alias_bounds, observations, bounds);
     if rebuilt.display_name() != entity.display_name() {
         return Ok(None);
     }
-    let named_or_subject = alias_bounds.is_some() || claims.count > 0;
-    Ok(Some((rebuilt, named_or_subject)))
+    Ok(Some((rebuilt, named_or_observed)))
 }
 
 /// An entity's fields derived from its names and observations: the canonical name (its earliest
-/// name), the first and last observation (of its names and its claims' time bounds) and the L19
-/// weight basis.
+/// name), the first and last observation (of its names and its claims' time bounds, the earliest
+/// and the latest of them in `claims`) and the L19 weight basis.
 fn derive_observed(
     rebuilt: &mut Entity,
     alias_bounds: &Option<(String, Ts, Ts)>,
     observations: Vec<Ts>,
-    claims: &SubjectClaimBounds,
+    claims: (Option<Ts>, Option<Ts>),
 ) {
     if let Some((first_alias, _, _)) = alias_bounds {
         rebuilt.canonical_name = first_alias.clone();
@@ -876,8 +893,8 @@ fn derive_observed(
     let observed = alias_bounds
         .iter()
         .flat_map(|(_, first, last)| [*first, *last])
-        .chain(claims.earliest)
-        .chain(claims.latest);
+        .chain(claims.0)
+        .chain(claims.1);
     let (mut first, mut last) = (None::<Ts>, None::<Ts>);
     for at in observed {
         first = Some(first.map_or(at, |f| f.min(at)));

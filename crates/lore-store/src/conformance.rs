@@ -6,7 +6,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 use serde_json::json;
 
-use crate::{MeetingCounts, Store, StoreError, StoreResult, SubjectClaimBounds};
+use crate::{MeetingCounts, Store, StoreError, StoreResult};
 
 /// Runs every check on fresh stores made by `make_store`; panics with the failing check's name.
 pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
@@ -30,7 +30,6 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     claim_derived_updates_reach_every_read(make_store().as_ref());
     revisions_round_trip_small_and_large(make_store().as_ref());
     entity_observations_equal_their_definition(make_store().as_ref());
-    subject_claim_bounds_equal_their_definition(make_store().as_ref());
     entity_redirects_point_old_ids_at_new_ones(make_store().as_ref());
     meeting_counts_equal_the_lists(make_store().as_ref());
     attached_links_equal_their_definition(make_store().as_ref());
@@ -380,54 +379,6 @@ fn entity_observations_equal_their_definition(store: &dyn Store) {
         Ok(())
     })
     .expect("entity observations: alice");
-}
-
-/// `subject_claim_bounds` counts and bounds what `list_claims_by_subject` returns: claims without
-/// observation times are counted and skipped by the bounds, both time columns bound them, other
-/// owners' claims are left out.
-fn subject_claim_bounds_equal_their_definition(store: &dyn Store) {
-    let claim = |id: &str, subject: &str, first: Option<i64>, last: Option<i64>| {
-        let mut claim = sample_claim(id, subject);
-        claim.derived.first_observed_at = first.map(Ts);
-        claim.derived.last_observed_at = last.map(Ts);
-        claim
-    };
-    for owner in ["alice", "bob"] {
-        write(store, owner, |tx| {
-            for entity in ["e1", "e2", "e3"] {
-                tx.upsert_entity(&sample_entity(entity))?;
-            }
-            tx.insert_claim(&claim("c1", "e1", Some(30), Some(40)))?;
-            tx.insert_claim(&claim("c2", "e1", Some(10), Some(35)))?;
-            tx.insert_claim(&claim("c3", "e1", None, None))?;
-            // Only a last time, earlier than every first time: the bounds take both columns.
-            tx.insert_claim(&claim("c6", "e1", None, Some(5)))?;
-            tx.insert_claim(&claim("c4", "e2", None, None))?;
-            if owner == "bob" {
-                tx.insert_claim(&claim("c5", "e1", Some(1), Some(99)))?;
-            }
-            Ok(())
-        })
-        .expect("subject claim bounds: writes");
-    }
-    write(store, "alice", |tx| {
-        for entity in ["e1", "e2", "e3", "missing"] {
-            let expected = SubjectClaimBounds::of(&tx.list_claims_by_subject(entity)?);
-            assert_eq!(tx.subject_claim_bounds(entity)?, expected, "{entity}");
-        }
-        let e1 = tx.subject_claim_bounds("e1")?;
-        assert_eq!(
-            (e1.count, e1.earliest, e1.latest),
-            (4, Some(Ts(5)), Some(Ts(40)))
-        );
-        assert_eq!(tx.subject_claim_bounds("e2")?.count, 1);
-        assert_eq!(
-            tx.subject_claim_bounds("e3")?,
-            SubjectClaimBounds::default()
-        );
-        Ok(())
-    })
-    .expect("subject claim bounds: alice");
 }
 
 /// A redirect is found by its old id, a second one for the same id replaces it, and another owner

@@ -68,48 +68,6 @@ pub struct MeetingCounts {
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
 
-/// What `Tx::subject_claim_bounds` answers: how many claims an entity is the subject of, and the
-/// earliest and latest of their first and last observation times.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SubjectClaimBounds {
-    pub count: usize,
-    pub earliest: Option<Ts>,
-    pub latest: Option<Ts>,
-}
-
-impl SubjectClaimBounds {
-    /// Of these claims (an entity's, as `list_claims_by_subject` returns them): the definition the
-    /// backends' aggregates answer.
-    pub fn of(claims: &[Claim]) -> Self {
-        let times = || {
-            claims
-                .iter()
-                .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
-                .flatten()
-        };
-        SubjectClaimBounds {
-            count: claims.len(),
-            earliest: times().min(),
-            latest: times().max(),
-        }
-    }
-
-    /// From the aggregates both backends read (`SUBJECT_CLAIM_BOUNDS`): the count, then the
-    /// minimum and maximum of each time column (NULL, `None`, when no claim has one). SQL's
-    /// two-argument `min` would return NULL if either were, so the columns are combined here.
-    pub(crate) fn from_aggregates(
-        count: i64,
-        min: [Option<i64>; 2],
-        max: [Option<i64>; 2],
-    ) -> Self {
-        SubjectClaimBounds {
-            count: count as usize,
-            earliest: min.into_iter().flatten().min().map(Ts),
-            latest: max.into_iter().flatten().max().map(Ts),
-        }
-    }
-}
-
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
 #[derive(Clone, Debug, PartialEq)]
@@ -803,14 +761,6 @@ pub trait Tx {
         Ok((
             self.find_alias_bounds(entity)?,
             self.list_observation_times(entity)?,
-        ))
-    }
-    /// How many claims have this entity as subject, with the earliest and the latest of their
-    /// first and last observation times: what an entity rebuild reads of its claims when none of
-    /// them changed. A backend may answer without reading the claims' rows out.
-    fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<SubjectClaimBounds> {
-        Ok(SubjectClaimBounds::of(
-            &self.list_claims_by_subject(entity)?,
         ))
     }
     /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each

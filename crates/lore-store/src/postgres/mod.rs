@@ -20,7 +20,7 @@ use crate::sqlite::{
     ATTACHED_LINKS, CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS,
     FIND_ENTITY_REDIRECT, INSERT_REVISION_MEETING, LINK_COLUMNS, LIST_ENTITY_REDIRECTS,
     MEETING_COLUMNS, REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING, REVISION_COLUMNS,
-    SET_ENTITY_REDIRECT, SUBJECT_CLAIM_BOUNDS, SUGGESTION_COLUMNS, TASK_COLUMNS,
+    SET_ENTITY_REDIRECT, SUGGESTION_COLUMNS, TASK_COLUMNS,
 };
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
@@ -1381,19 +1381,6 @@ impl Tx for PgTx<'_, '_> {
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
         let owner = self.owner.clone();
         self.all(REVISIONS_NAMING_MEETING, &[&owner, &meeting], first_text)
-    }
-
-    fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<crate::SubjectClaimBounds> {
-        // The same aggregate as SQLite's: one row instead of every claim decoded.
-        let owner = self.owner.clone();
-        let bounds = self.one(SUBJECT_CLAIM_BOUNDS, &[&owner, &entity], |row| {
-            Ok(crate::SubjectClaimBounds::from_aggregates(
-                int(row, 0)?,
-                [optional_int(row, 1)?, optional_int(row, 2)?],
-                [optional_int(row, 3)?, optional_int(row, 4)?],
-            ))
-        })?;
-        Ok(bounds.unwrap_or_default())
     }
 
     fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()> {

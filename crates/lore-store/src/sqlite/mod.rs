@@ -737,7 +737,7 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
      ON CONFLICT DO NOTHING";
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
-pub(crate) use read_side::{ATTACHED_LINKS, REVISIONS_NAMING_MEETING, SUBJECT_CLAIM_BOUNDS};
+pub(crate) use read_side::{ATTACHED_LINKS, REVISIONS_NAMING_MEETING};
 /// An owner's write count (`owner_versions`), read by both backends' transactions and PostgreSQL's
 /// store.
 pub(crate) const OWNER_VERSION: &str = "SELECT version FROM owner_versions WHERE owner = ?1";
@@ -2470,26 +2470,24 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
-        // The names once, in primary-key order; the earliest (by time, then text: SQLite's binary
-        // collation is Rust's byte order) and the latest are taken here.
-        let names: Vec<(String, i64)> = self.all(
-            "SELECT alias, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2",
+        // One statement: the evidence times (no name), then the names once, in primary-key order.
+        let rows: Vec<(Option<String>, i64)> = self.all(
+            read_side::ENTITY_OBSERVATIONS,
             params![self.owner, entity],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
-        let mut times: Vec<Ts> = self.all(
-            read_side::SUBJECT_EVIDENCE_TIMES,
-            params![self.owner, entity],
-            |row| Ok(Ts(row.get(0)?)),
-        )?;
-        let first = names
-            .iter()
-            .min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
-        let last = names.iter().map(|name| name.1).max();
+        // The earliest name (by time, then text: SQLite's binary collation is Rust's byte order)
+        // and the latest time a name was said.
+        let names = || {
+            rows.iter()
+                .filter_map(|(alias, at)| Some((alias.as_ref()?, *at)))
+        };
+        let first = names().min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+        let last = names().map(|name| name.1).max();
         let bounds = first
             .zip(last)
-            .map(|((alias, first), last)| (alias.clone(), Ts(*first), Ts(last)));
-        times.extend(names.iter().map(|name| Ts(name.1)));
+            .map(|((alias, first), last)| (alias.clone(), Ts(first), Ts(last)));
+        let times = rows.iter().map(|(_, at)| Ts(*at)).collect();
         Ok((bounds, times))
     }
 
@@ -2851,18 +2849,6 @@ impl Tx for SqliteTx<'_> {
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
         Ok(crate::sorted_distinct(rows))
-    }
-
-    fn subject_claim_bounds(&mut self, entity: &str) -> StoreResult<crate::SubjectClaimBounds> {
-        // One row out instead of every claim decoded.
-        let bounds = self.one(SUBJECT_CLAIM_BOUNDS, params![self.owner, entity], |row| {
-            Ok(crate::SubjectClaimBounds::from_aggregates(
-                row.get(0)?,
-                [row.get(1)?, row.get(2)?],
-                [row.get(3)?, row.get(4)?],
-            ))
-        })?;
-        Ok(bounds.unwrap_or_default())
     }
 
     fn find_identifier_source(

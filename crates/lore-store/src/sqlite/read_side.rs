@@ -130,8 +130,13 @@ macro_rules! subject_evidence_times {
          AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)"
     };
 }
-/// The observation times of an entity's claims (its evidence); `entity_observations` adds its names'.
-pub const SUBJECT_EVIDENCE_TIMES: &str = subject_evidence_times!();
+/// What an entity rebuild reads of its observations (`Tx::entity_observations`), in one statement:
+/// the evidence times of its claims (no name), then its names with the times they were said.
+pub const ENTITY_OBSERVATIONS: &str = concat!(
+    "SELECT NULL, observed_at FROM evidence WHERE owner = ?1 \
+     AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)",
+    " UNION ALL SELECT alias, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2"
+);
 /// Topic weight inputs (L19): evidence times of the entity's claims and the times it was named.
 pub const OBSERVATION_TIMES: &str = concat!(
     subject_evidence_times!(),
@@ -163,10 +168,6 @@ pub const PREWARM: [(&str, &str); 4] = [
     ),
 ];
 
-/// An entity rebuild's read of its claims when none of them changed (`Tx::subject_claim_bounds`).
-pub const SUBJECT_CLAIM_BOUNDS: &str = "SELECT count(*), min(first_observed_at), \
-     min(last_observed_at), max(first_observed_at), max(last_observed_at) FROM claims \
-     WHERE owner = ?1 AND subject = ?2";
 /// Entity resolution: the entities a name key belongs to (`Tx::list_entities_by_alias_key`), from
 /// the distinct pairs schema_v7.sql keeps.
 pub const ENTITIES_BY_ALIAS_KEY: &str =
@@ -189,11 +190,6 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         (
             "projection: claims by subject",
             "SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 ORDER BY predicate, id".into(),
-            "claims_by_slot (owner=? AND subject=?)",
-        ),
-        (
-            "entity rebuild: the claims' time bounds of a subject",
-            SUBJECT_CLAIM_BOUNDS.into(),
             "claims_by_slot (owner=? AND subject=?)",
         ),
         (
@@ -250,6 +246,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         (
             "topic weight: observation times",
             OBSERVATION_TIMES.into(),
+            "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "entity rebuild: evidence times and names",
+            ENTITY_OBSERVATIONS.into(),
             "evidence_by_claim (owner=? AND claim=?)",
         ),
         (
