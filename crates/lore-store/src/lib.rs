@@ -68,6 +68,27 @@ pub struct MeetingCounts {
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
 
+/// `EntityObservations` from the rows `ENTITY_OBSERVATIONS` reads (both backends): an evidence time
+/// has no name, a name comes with the time it was said. The earliest name is the first by time, then
+/// by text in byte order (SQLite's binary collation, PostgreSQL's `"C"`), as `find_alias_bounds`
+/// orders them.
+pub(crate) fn observations_from_rows(rows: Vec<(Option<String>, i64)>) -> EntityObservations {
+    let mut first: Option<(&String, i64)> = None;
+    let mut last: Option<i64> = None;
+    for (alias, at) in &rows {
+        let Some(alias) = alias else { continue };
+        if first.is_none_or(|(name, time)| (*at, alias) < (time, name)) {
+            first = Some((alias, *at));
+        }
+        last = Some(last.map_or(*at, |l| l.max(*at)));
+    }
+    let bounds = first
+        .zip(last)
+        .map(|((alias, first), last)| (alias.clone(), Ts(first), Ts(last)));
+    let times = rows.iter().map(|(_, at)| Ts(*at)).collect();
+    (bounds, times)
+}
+
 /// One full-text search candidate: which document matched, where it sits, and its text rank
 /// (bm25: lower is better). The engine adds boosts, picks the top hits and asks for snippets.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,10 +17,10 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::sqlite::{
-    ATTACHED_LINKS, CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, EVIDENCE_COLUMNS,
-    FIND_ENTITY_REDIRECT, INSERT_REVISION_MEETING, LINK_COLUMNS, LIST_ENTITY_REDIRECTS,
-    MEETING_COLUMNS, REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING, REVISION_COLUMNS,
-    SET_ENTITY_REDIRECT, SUGGESTION_COLUMNS, TASK_COLUMNS,
+    ATTACHED_LINKS, CLAIM_COLUMNS, CLAIM_UPSERT, ENTITY_COLUMNS, ENTITY_OBSERVATIONS,
+    EVIDENCE_COLUMNS, FIND_ENTITY_REDIRECT, INSERT_REVISION_MEETING, LINK_COLUMNS,
+    LIST_ENTITY_REDIRECTS, MEETING_COLUMNS, REPLACE_REVISION_SNAPSHOTS, REVISIONS_NAMING_MEETING,
+    REVISION_COLUMNS, SET_ENTITY_REDIRECT, SUGGESTION_COLUMNS, TASK_COLUMNS,
 };
 use crate::{Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
@@ -1580,6 +1580,13 @@ impl Tx for PgTx<'_, '_> {
 
     fn list_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
         self.read_observation_times(entity)
+    }
+
+    fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
+        // One round trip instead of three (the earliest name, the latest, the times).
+        let owner = self.owner.clone();
+        let rows = self.all(ENTITY_OBSERVATIONS, &[&owner, &entity], observation_row)?;
+        Ok(crate::observations_from_rows(rows))
     }
 
     fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {

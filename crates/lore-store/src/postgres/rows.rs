@@ -387,3 +387,8 @@ pub fn api_token_row(row: &Row) -> StoreResult<crate::ApiToken> {
 pub fn alias_first_row(row: &Row) -> StoreResult<(String, i64)> {
     Ok((text(row, 0)?, int(row, 1)?))
 }
+
+/// A row of `ENTITY_OBSERVATIONS`: a name (none for an evidence time) and a time.
+pub fn observation_row(row: &Row) -> StoreResult<(Option<String>, i64)> {
+    Ok((optional_text(row, 0)?, int(row, 1)?))
+}

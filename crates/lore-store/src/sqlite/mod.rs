@@ -737,7 +737,7 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
      ON CONFLICT DO NOTHING";
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
-pub(crate) use read_side::{ATTACHED_LINKS, REVISIONS_NAMING_MEETING};
+pub(crate) use read_side::{ATTACHED_LINKS, ENTITY_OBSERVATIONS, REVISIONS_NAMING_MEETING};
 /// An owner's write count (`owner_versions`), read by both backends' transactions and PostgreSQL's
 /// store.
 pub(crate) const OWNER_VERSION: &str = "SELECT version FROM owner_versions WHERE owner = ?1";
@@ -2476,19 +2476,7 @@ impl Tx for SqliteTx<'_> {
             params![self.owner, entity],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
-        // The earliest name (by time, then text: SQLite's binary collation is Rust's byte order)
-        // and the latest time a name was said.
-        let names = || {
-            rows.iter()
-                .filter_map(|(alias, at)| Some((alias.as_ref()?, *at)))
-        };
-        let first = names().min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-        let last = names().map(|name| name.1).max();
-        let bounds = first
-            .zip(last)
-            .map(|((alias, first), last)| (alias.clone(), Ts(first), Ts(last)));
-        let times = rows.iter().map(|(_, at)| Ts(*at)).collect();
-        Ok((bounds, times))
+        Ok(crate::observations_from_rows(rows))
     }
 
     fn list_tasks(&mut self) -> StoreResult<Vec<Task>> {
