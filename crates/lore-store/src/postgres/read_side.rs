@@ -8,7 +8,7 @@ use lore_core::search::{SearchQuery, SearchTerm};
 use lore_core::Ts;
 
 use super::rows::*;
-use super::{to_json, PgTx, CLAIM_COLUMNS, TASK_COLUMNS};
+use super::{to_json, PgTx, CLAIM_COLUMNS, OBSERVATION_TIMES, TASK_COLUMNS};
 use crate::{MeetingLink, SearchCandidate, StoreResult};
 
 /// Keeps the letters and digits of a word: nothing a user types is read as `tsquery` syntax.
@@ -280,13 +280,7 @@ impl PgTx<'_, '_> {
 
     pub(super) fn read_observation_times(&mut self, entity: &str) -> StoreResult<Vec<Ts>> {
         let owner = self.owner.clone();
-        let times = self.all(
-            "SELECT observed_at FROM evidence WHERE owner = ?1 \
-               AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
-             UNION ALL SELECT observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2",
-            &[&owner, &entity],
-            first_int,
-        )?;
+        let times = self.all(OBSERVATION_TIMES, &[&owner, &entity], first_int)?;
         Ok(times.into_iter().map(Ts).collect())
     }
 

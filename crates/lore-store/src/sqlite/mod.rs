@@ -737,7 +737,9 @@ pub(crate) const INSERT_REVISION_MEETING: &str =
      ON CONFLICT DO NOTHING";
 pub(crate) const REPLACE_REVISION_SNAPSHOTS: &str =
     "UPDATE revisions SET before = ?3, after = ?4 WHERE owner = ?1 AND id = ?2";
-pub(crate) use read_side::{ATTACHED_LINKS, ENTITY_OBSERVATIONS, REVISIONS_NAMING_MEETING};
+pub(crate) use read_side::{
+    ATTACHED_LINKS, ENTITY_OBSERVATIONS, OBSERVATION_TIMES, REVISIONS_NAMING_MEETING,
+};
 /// An owner's write count (`owner_versions`), read by both backends' transactions and PostgreSQL's
 /// store.
 pub(crate) const OWNER_VERSION: &str = "SELECT version FROM owner_versions WHERE owner = ?1";

@@ -122,25 +122,33 @@ pub const MEETING_LINKS_BY_MEETING: &str = "SELECT entity, relation FROM (\
 /// Claims by id (`?2` a JSON array of ids, `Tx::find_claims`): the primary key probed in id order.
 pub const CLAIMS_BY_IDS: &str =
     "FROM claims WHERE owner = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id";
-/// Evidence times of the entity's claims (`?2` is the entity), a literal so that
-/// `OBSERVATION_TIMES` can be built from it.
-macro_rules! subject_evidence_times {
+/// The evidence rows of the entity's claims (`?2` is the entity), a literal so that
+/// `ENTITY_OBSERVATIONS` and `OBSERVATION_TIMES` can be built from it, and the entity's names.
+macro_rules! subject_evidence {
     () => {
-        "SELECT observed_at FROM evidence WHERE owner = ?1 \
+        "FROM evidence WHERE owner = ?1 \
          AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)"
+    };
+}
+macro_rules! entity_names {
+    () => {
+        "FROM entity_aliases WHERE owner = ?1 AND entity = ?2"
     };
 }
 /// What an entity rebuild reads of its observations (`Tx::entity_observations`), in one statement:
 /// the evidence times of its claims (no name), then its names with the times they were said.
 pub const ENTITY_OBSERVATIONS: &str = concat!(
-    "SELECT NULL, observed_at FROM evidence WHERE owner = ?1 \
-     AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)",
-    " UNION ALL SELECT alias, observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2"
+    "SELECT NULL, observed_at ",
+    subject_evidence!(),
+    " UNION ALL SELECT alias, observed_at ",
+    entity_names!()
 );
 /// Topic weight inputs (L19): evidence times of the entity's claims and the times it was named.
 pub const OBSERVATION_TIMES: &str = concat!(
-    subject_evidence_times!(),
-    " UNION ALL SELECT observed_at FROM entity_aliases WHERE owner = ?1 AND entity = ?2"
+    "SELECT observed_at ",
+    subject_evidence!(),
+    " UNION ALL SELECT observed_at ",
+    entity_names!()
 );
 pub const TASKS_BY_ASSIGNEE: &str =
     "FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
