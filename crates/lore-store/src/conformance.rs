@@ -35,6 +35,76 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     attached_links_equal_their_definition(make_store().as_ref());
     entities_taught_by_a_meeting_equal_their_definition(make_store().as_ref());
     a_meetings_identifier_sources_go_in_one_call(make_store().as_ref());
+    identifier_lookups_follow_writes_in_one_transaction(make_store().as_ref());
+}
+
+/// Inside one write, `find_entity_by_identifier` answers what the table holds after every earlier
+/// write of that transaction: an insert, an insert that lost to an existing holder, a delete, and
+/// the cascade of deleting the holding entity; the next transaction reads the same from the rows,
+/// and a rolled-back write leaves nothing behind for it.
+fn identifier_lookups_follow_writes_in_one_transaction(store: &dyn Store) {
+    write(store, "alice", |tx| {
+        two_meetings_two_entities(tx)?;
+        assert_eq!(tx.find_entity_by_identifier("email", "a@x.com")?, None);
+        tx.insert_identifier("email", "a@x.com", "e1")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "a@x.com")?.as_deref(),
+            Some("e1")
+        );
+        // The first holder keeps it (`DO NOTHING`).
+        tx.insert_identifier("email", "a@x.com", "e2")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "a@x.com")?.as_deref(),
+            Some("e1")
+        );
+        tx.insert_identifier("email", "b@x.com", "e2")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "b@x.com")?.as_deref(),
+            Some("e2")
+        );
+        tx.delete_identifier("email", "b@x.com")?;
+        assert_eq!(tx.find_entity_by_identifier("email", "b@x.com")?, None);
+        tx.insert_identifier("email", "b@x.com", "e2")?;
+        tx.insert_identifier("domain", "x.com", "e2")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("domain", "x.com")?.as_deref(),
+            Some("e2")
+        );
+        tx.delete_entity("e2")?;
+        assert_eq!(tx.find_entity_by_identifier("email", "b@x.com")?, None);
+        assert_eq!(tx.find_entity_by_identifier("domain", "x.com")?, None);
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "a@x.com")?.as_deref(),
+            Some("e1")
+        );
+        Ok(())
+    })
+    .expect("identifier writes and lookups");
+    let failed = write(store, "alice", |tx| {
+        tx.insert_identifier("email", "c@x.com", "e1")?;
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "c@x.com")?.as_deref(),
+            Some("e1")
+        );
+        Err(StoreError::Backend("abandoned".into()))
+    });
+    assert!(failed.is_err());
+    write(store, "alice", |tx| {
+        assert_eq!(
+            tx.find_entity_by_identifier("email", "a@x.com")?.as_deref(),
+            Some("e1")
+        );
+        assert_eq!(tx.find_entity_by_identifier("email", "b@x.com")?, None);
+        assert_eq!(tx.find_entity_by_identifier("email", "c@x.com")?, None);
+        Ok(())
+    })
+    .expect("a later write reads the rows");
+    store
+        .read("bob", &mut |tx| {
+            assert_eq!(tx.find_entity_by_identifier("email", "a@x.com")?, None);
+            Ok(())
+        })
+        .expect("bob holds no identifiers");
 }
 
 /// `delete_identifier_sources_by_meeting` removes exactly the meeting's sources and returns them as

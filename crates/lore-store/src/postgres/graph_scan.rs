@@ -40,6 +40,7 @@ pub(super) fn start_graph_builds(url: String) -> StoreResult<GraphBuilds> {
                 owner: owner.to_string(),
                 retry: None,
                 graphs: None,
+                identifiers: Default::default(),
             };
             let built = tx
                 .owner_version()

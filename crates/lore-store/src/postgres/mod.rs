@@ -218,6 +218,7 @@ fn run_once(
         owner: owner.to_string(),
         retry: None,
         graphs,
+        identifiers: HashMap::new(),
     };
     let mut result = work(&mut tx);
     if result.is_ok() && !read_only {
@@ -495,6 +496,10 @@ struct PgTx<'t, 'c> {
     retry: Option<postgres::Error>,
     /// The store's graph memo, in a read.
     graphs: Option<&'t crate::GraphBuilds>,
+    /// Identifier lookups this attempt made or wrote, by (scheme, value) (`None`: no entity holds
+    /// it); kept current as the SQLite writer's memo is (`SqliteTx::identifiers`). An attempt that
+    /// is retried starts a fresh one.
+    identifiers: HashMap<(String, String), Option<String>>,
 }
 
 impl PgTx<'_, '_> {
@@ -863,18 +868,26 @@ impl Tx for PgTx<'_, '_> {
         self.exec(
             "DELETE FROM entities WHERE owner = ?1 AND id = ?2",
             &[&owner, &id],
-        )
-        .map(|_| ())
+        )?;
+        // The entity's identifiers went with it (`ON DELETE CASCADE`).
+        self.identifiers
+            .retain(|_, holder| holder.as_deref() != Some(id));
+        Ok(())
     }
 
     fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
         let owner = self.owner.clone();
-        self.exec(
+        let inserted = self.exec(
             "INSERT INTO entity_identifiers (owner, scheme, value, entity) VALUES (?1, ?2, ?3, ?4) \
              ON CONFLICT (owner, scheme, value) DO NOTHING",
             &[&owner, &scheme, &value, &entity],
-        )
-        .map(|_| ())
+        )?;
+        let key = (scheme.to_string(), value.to_string());
+        match inserted {
+            0 => self.identifiers.remove(&key),
+            _ => self.identifiers.insert(key, Some(entity.to_string())),
+        };
+        Ok(())
     }
 
     fn find_entity_by_identifier(
@@ -882,12 +895,18 @@ impl Tx for PgTx<'_, '_> {
         scheme: &str,
         value: &str,
     ) -> StoreResult<Option<String>> {
+        let key = (scheme.to_string(), value.to_string());
+        if let Some(known) = self.identifiers.get(&key) {
+            return Ok(known.clone());
+        }
         let owner = self.owner.clone();
-        self.one(
+        let found = self.one(
             "SELECT entity FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
             &[&owner, &scheme, &value],
             first_text,
-        )
+        )?;
+        self.identifiers.insert(key, found.clone());
+        Ok(found)
     }
 
     fn insert_alias(&mut self, a: &Alias) -> StoreResult<()> {
@@ -1616,8 +1635,10 @@ impl Tx for PgTx<'_, '_> {
         self.exec(
             "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
             &[&owner, &scheme, &value],
-        )
-        .map(|_| ())
+        )?;
+        self.identifiers
+            .insert((scheme.to_string(), value.to_string()), None);
+        Ok(())
     }
 
     fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>> {

@@ -436,6 +436,7 @@ impl SqliteStore {
                 graphs: self.graphs.as_ref(),
                 pages: self.pages.as_ref(),
                 entities: Default::default(),
+                identifiers: Default::default(),
                 statements: Default::default(),
             };
             let outcome = work(&mut tx);
@@ -1097,6 +1098,12 @@ struct SqliteTx<'c> {
     /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
     /// one transaction reads it once.
     entities: std::collections::HashMap<String, Option<Entity>>,
+    /// The writer's memo of identifier lookups, by (scheme, value) (`None`: no entity holds it).
+    /// Identifiers change only through `insert_identifier`, `delete_identifier` and the cascade of
+    /// `delete_entity`, and all three keep this current, so resolving a meeting's references, which
+    /// asks for the same identifiers several times (an email, then the same email again to record
+    /// where it was learned), queries each once.
+    identifiers: std::collections::HashMap<(String, String), Option<String>>,
     /// Statements this transaction ran through `exec`, `all` and `one`.
     statements: std::cell::Cell<u64>,
 }
@@ -1141,6 +1148,7 @@ impl<'c> SqliteTx<'c> {
             graphs: None,
             pages: None,
             entities: Default::default(),
+            identifiers: Default::default(),
             statements: Default::default(),
         }
     }
@@ -1574,16 +1582,24 @@ impl Tx for SqliteTx<'_> {
             params![self.owner, id],
         )?;
         self.entities.insert(id.to_string(), None);
+        // The entity's identifiers went with it (`ON DELETE CASCADE`).
+        self.identifiers
+            .retain(|_, holder| holder.as_deref() != Some(id));
         Ok(())
     }
 
     fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
-        self.exec(
+        let inserted = self.exec(
             "INSERT INTO entity_identifiers (owner, scheme, value, entity) VALUES (?1, ?2, ?3, ?4) \
              ON CONFLICT (owner, scheme, value) DO NOTHING",
             params![self.owner, scheme, value, entity],
-        )
-        .map(|_| ())
+        )?;
+        let key = (scheme.to_string(), value.to_string());
+        match inserted {
+            0 => self.identifiers.remove(&key),
+            _ => self.identifiers.insert(key, Some(entity.to_string())),
+        };
+        Ok(())
     }
 
     fn find_entity_by_identifier(
@@ -1591,11 +1607,19 @@ impl Tx for SqliteTx<'_> {
         scheme: &str,
         value: &str,
     ) -> StoreResult<Option<String>> {
-        self.one(
+        let key = (scheme.to_string(), value.to_string());
+        if let Some(known) = self.identifiers.get(&key) {
+            return Ok(known.clone());
+        }
+        let found: Option<String> = self.one(
             "SELECT entity FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
             params![self.owner, scheme, value],
             |row| row.get(0),
-        )
+        )?;
+        if self.cache.is_none() {
+            self.identifiers.insert(key, found.clone());
+        }
+        Ok(found)
     }
 
     fn insert_alias(&mut self, a: &Alias) -> StoreResult<()> {
@@ -2236,8 +2260,10 @@ impl Tx for SqliteTx<'_> {
         self.exec(
             "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
             params![self.owner, scheme, value],
-        )
-        .map(|_| ())
+        )?;
+        self.identifiers
+            .insert((scheme.to_string(), value.to_string()), None);
+        Ok(())
     }
 
     fn list_participants_by_person(&mut self, entity: &str) -> StoreResult<Vec<Participant>> {
