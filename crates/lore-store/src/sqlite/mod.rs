@@ -78,7 +78,12 @@ struct Checkpointer {
 /// How long every connection waits for another's lock before it reports the database busy.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 const CHECKPOINT_BYTES: u64 = 4 << 20;
-const BACKSTOP_CHECKPOINT_PAGES: i64 = 16_384;
+/// The writer's own checkpoint, at commit, once the log holds this many pages (256 MiB). During a
+/// bulk ingest the log grows by 10 to 15 MB per commit of 32 meetings and cannot start over (above),
+/// so at 16,384 pages (64 MiB) every fifth commit also copied the log into the file itself: three
+/// alternating runs of each gave 3,099 claims/s at 16,384 pages and 3,522 at 65,536 (BENCHMARKS.md,
+/// nineteenth round). The log is cut to nothing again once writes pause.
+const BACKSTOP_CHECKPOINT_PAGES: i64 = 65_536;
 /// The log size the writer cuts back to after a transaction that took it past the backstop.
 const WRITER_LOG_LIMIT_BYTES: i64 = BACKSTOP_CHECKPOINT_PAGES * 4096;
 const IDLE_BEFORE_TRUNCATE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -2741,13 +2746,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
         self.all(
-            sql!(
-                "SELECT ",
-                EVIDENCE_COLUMNS,
-                " FROM evidence WHERE owner = ?1 AND claim IN (SELECT id FROM claims WHERE owner = ?1 \
-                 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
-                 ORDER BY claim, observed_at, start_ms, id"
-            ),
+            &read_side::EVIDENCE_BY_SLOT,
             params![self.owner, slot.subject, slot.predicate, slot.context],
             evidence_row,
         )
@@ -2882,11 +2881,15 @@ impl Tx for SqliteTx<'_> {
 
     fn list_status_changes_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<StatusChange>> {
         self.all(
-            "SELECT claim, recorded_at, derived FROM claim_status_history WHERE owner = ?1 AND claim IN \
-             (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
-             ORDER BY claim, seq",
+            read_side::STATUS_CHANGES_BY_SLOT,
             params![self.owner, slot.subject, slot.predicate, slot.context],
-            |row| Ok(StatusChange { claim: row.get(0)?, recorded_at: Ts(row.get(1)?), derived: from_json(row, 2)? }),
+            |row| {
+                Ok(StatusChange {
+                    claim: row.get(0)?,
+                    recorded_at: Ts(row.get(1)?),
+                    derived: from_json(row, 2)?,
+                })
+            },
         )
     }
 
@@ -2895,11 +2898,15 @@ impl Tx for SqliteTx<'_> {
         slot: &SlotKey,
     ) -> StoreResult<Vec<SupersedesLink>> {
         self.all(
-            "SELECT claim, target, evidence FROM claim_supersedes WHERE owner = ?1 AND claim IN \
-             (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2 AND predicate = ?3 AND context_entity IS ?4) \
-             ORDER BY claim, target, evidence",
+            read_side::SUPERSEDES_BY_SLOT,
             params![self.owner, slot.subject, slot.predicate, slot.context],
-            |row| Ok(SupersedesLink { claim: row.get(0)?, target: row.get(1)?, evidence: row.get(2)? }),
+            |row| {
+                Ok(SupersedesLink {
+                    claim: row.get(0)?,
+                    target: row.get(1)?,
+                    evidence: row.get(2)?,
+                })
+            },
         )
     }
 }

@@ -124,10 +124,15 @@ pub const CLAIMS_BY_IDS: &str =
     "FROM claims WHERE owner = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id";
 /// The evidence rows of the entity's claims (`?2` is the entity), a literal so that
 /// `ENTITY_OBSERVATIONS` and `OBSERVATION_TIMES` can be built from it, and the entity's names.
+///
+/// A loop over the subject's claims (`c`) with a lookup of each claim's evidence (`e`), not
+/// `claim IN (SELECT ...)`: SQLite would first copy the claims' ids into a temporary b-tree, one
+/// insert per claim of a hub and a b-tree built and dropped per call. `CROSS JOIN` fixes the order
+/// of the loops in SQLite (claims outside); it is a plain join on PostgreSQL.
 macro_rules! subject_evidence {
     () => {
-        "FROM evidence WHERE owner = ?1 \
-         AND claim IN (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2)"
+        "FROM claims AS c CROSS JOIN evidence AS e \
+         WHERE c.owner = ?1 AND c.subject = ?2 AND e.owner = ?1 AND e.claim = c.id"
     };
 }
 macro_rules! entity_names {
@@ -138,17 +143,55 @@ macro_rules! entity_names {
 /// What an entity rebuild reads of its observations (`Tx::entity_observations`), in one statement:
 /// the evidence times of its claims (no name), then its names with the times they were said.
 pub const ENTITY_OBSERVATIONS: &str = concat!(
-    "SELECT NULL, observed_at ",
+    "SELECT NULL, e.observed_at ",
     subject_evidence!(),
     " UNION ALL SELECT alias, observed_at ",
     entity_names!()
 );
 /// Topic weight inputs (L19): evidence times of the entity's claims and the times it was named.
 pub const OBSERVATION_TIMES: &str = concat!(
-    "SELECT observed_at ",
+    "SELECT e.observed_at ",
     subject_evidence!(),
     " UNION ALL SELECT observed_at ",
     entity_names!()
+);
+/// A slot's claims joined to their rows of another table (`?2`, `?3`, `?4`: subject, predicate,
+/// context), written as loops like `subject_evidence!`: the slot's claims through `claims_by_slot`,
+/// each claim's rows through the table's own index, and no temporary b-tree of ids.
+macro_rules! slot_claims_join {
+    ($table:literal) => {
+        concat!(
+            "FROM claims AS c CROSS JOIN ",
+            $table,
+            " AS r WHERE c.owner = ?1 AND c.subject = ?2 AND c.predicate = ?3 \
+             AND c.context_entity IS ?4 AND r.owner = ?1 AND r.claim = c.id"
+        )
+    };
+}
+/// A slot's evidence (`Tx::list_evidence_by_slot`): the row's columns are `EVIDENCE_COLUMNS` read
+/// through `r.`.
+pub static EVIDENCE_BY_SLOT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let columns: Vec<String> = super::EVIDENCE_COLUMNS
+        .split(',')
+        .map(|column| format!("r.{}", column.trim()))
+        .collect();
+    format!(
+        "SELECT {} {} ORDER BY r.claim, r.observed_at, r.start_ms, r.id",
+        columns.join(", "),
+        slot_claims_join!("evidence")
+    )
+});
+/// A slot's status history (`Tx::list_status_changes_by_slot`), by claim and sequence.
+pub const STATUS_CHANGES_BY_SLOT: &str = concat!(
+    "SELECT r.claim, r.recorded_at, r.derived ",
+    slot_claims_join!("claim_status_history"),
+    " ORDER BY r.claim, r.seq"
+);
+/// A slot's supersedes links (`Tx::list_supersedes_links_by_slot`).
+pub const SUPERSEDES_BY_SLOT: &str = concat!(
+    "SELECT r.claim, r.target, r.evidence ",
+    slot_claims_join!("claim_supersedes"),
+    " ORDER BY r.claim, r.target, r.evidence"
 );
 pub const TASKS_BY_ASSIGNEE: &str =
     "FROM tasks WHERE owner = ?1 AND assignee = ?2 ORDER BY due_at, created_at, id";
@@ -260,6 +303,21 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "entity rebuild: evidence times and names",
             ENTITY_OBSERVATIONS.into(),
             "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "settle: a slot's evidence",
+            EVIDENCE_BY_SLOT.clone(),
+            "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "settle: a slot's status history",
+            STATUS_CHANGES_BY_SLOT.into(),
+            "SEARCH r USING PRIMARY KEY (owner=? AND claim=?)",
+        ),
+        (
+            "settle: a slot's supersedes links",
+            SUPERSEDES_BY_SLOT.into(),
+            "SEARCH r USING PRIMARY KEY (owner=? AND claim=?)",
         ),
         (
             "known-at: status as of",
