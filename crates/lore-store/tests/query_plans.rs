@@ -239,3 +239,42 @@ fn every_foreign_key_leads_an_index() {
         "foreign keys without an index: {missing:#?}"
     );
 }
+
+/// The opcodes of a statement's program, its triggers' programs included (`EXPLAIN` lists them).
+fn opcodes(connection: &Connection, sql: &str) -> Vec<String> {
+    let mut statement = connection
+        .prepare(&format!("EXPLAIN {sql}"))
+        .unwrap_or_else(|e| panic!("cannot prepare {sql}: {e}"));
+    let rows = statement
+        .query_map([], |row| row.get::<_, String>(1))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// A change of a search document queues it (`search_pending`) without copying anything into a
+/// temporary b-tree: the queue's triggers test in their WHEN clause whether the document is queued
+/// (schema_v8.sql). Written as `INSERT ... SELECT ... WHERE NOT EXISTS` over the queue itself, each
+/// opened one per document changed (every segment of a meeting ingested or deleted).
+#[test]
+fn search_queue_triggers_open_no_temporary_btree() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queue.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = Connection::open(&path).unwrap();
+    for sql in [
+        "INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body) \
+         VALUES ('o', 'segment', 'm/s', 'm', 0, 0, 'scope', 'body')",
+        "UPDATE search_docs SET body = 'other' WHERE doc = 1",
+        "DELETE FROM search_docs WHERE doc = 1",
+    ] {
+        let program = opcodes(&connection, sql);
+        assert!(
+            program.iter().any(|op| op == "Program"),
+            "{sql}: no trigger ran"
+        );
+        assert!(
+            !program.iter().any(|op| op == "OpenEphemeral"),
+            "{sql}: {program:?}"
+        );
+    }
+}

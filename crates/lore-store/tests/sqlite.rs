@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -51,7 +51,7 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -133,7 +133,7 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;
@@ -187,7 +187,7 @@ fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
@@ -581,7 +581,7 @@ fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status()
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     assert!(store.integrity_problems().unwrap().is_empty());
     store
         .read("alice", &mut |tx| {
@@ -609,4 +609,76 @@ fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status()
         .map(Result::unwrap)
         .collect();
     assert_eq!(columns, ["owner", "predicate"]);
+}
+
+/// Opening a database of schema 7 replaces the full-text queue's triggers (schema_v8.sql), and the
+/// queue still keeps a document's first change of a transaction: an entity renamed twice in one
+/// write is found by its last name only, and the index passes its own check.
+#[test]
+fn a_version_7_database_gains_the_queue_triggers_and_the_index_follows_two_renames() {
+    use lore_store::conformance::sample_entity;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .write("alice", &mut |tx| tx.upsert_entity(&sample_entity("e1")))
+            .unwrap();
+    }
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch(
+        "DROP TRIGGER search_docs_ai; DROP TRIGGER search_docs_ad; DROP TRIGGER search_docs_au;
+         CREATE TRIGGER search_docs_ai AFTER INSERT ON search_docs BEGIN
+             INSERT INTO search_pending (doc, scope, body) SELECT new.doc, NULL, NULL
+                 WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = new.doc);
+         END;
+         CREATE TRIGGER search_docs_ad AFTER DELETE ON search_docs BEGIN
+             INSERT INTO search_pending (doc, scope, body) SELECT old.doc, old.scope, old.body
+                 WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc);
+         END;
+         CREATE TRIGGER search_docs_au AFTER UPDATE OF scope, body ON search_docs BEGIN
+             INSERT INTO search_pending (doc, scope, body) SELECT old.doc, old.scope, old.body
+                 WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc);
+         END;
+         PRAGMA user_version = 7;",
+    )
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 8);
+    store
+        .write("alice", &mut |tx| {
+            for name in ["Beatrix Quill", "Gwendolyn Marsh"] {
+                let mut renamed = sample_entity("e1");
+                renamed.manual_name = Some(name.into());
+                tx.upsert_entity(&renamed)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(store.integrity_problems().unwrap().is_empty());
+    store
+        .read("alice", &mut |tx| {
+            for (word, hits) in [("beatrix", 0), ("gwendolyn", 1)] {
+                let query = lore_core::search::parse_search_query(word).unwrap();
+                assert_eq!(
+                    tx.search_candidates(&query, None, 10)?.len(),
+                    hits,
+                    "{word}"
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let with_when: i64 = raw
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' \
+             AND name LIKE 'search_docs_a_' AND sql LIKE '%WHEN NOT EXISTS%'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(with_when, 3);
 }
