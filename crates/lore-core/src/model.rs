@@ -275,6 +275,50 @@ impl Entity {
     pub fn display_name(&self) -> &str {
         self.manual_name.as_deref().unwrap_or(&self.canonical_name)
     }
+
+    /// Whether the two rows differ in derived fields only (`DERIVED_FIELDS`, and the weight, which
+    /// is not serialized): what a revision keeps of each is then the same row. Every field is named
+    /// here, so a new one must be placed on one side or the other.
+    pub fn same_but_derived(&self, other: &Entity) -> bool {
+        let Entity {
+            id,
+            kind,
+            canonical_name,
+            manual_name,
+            normalized_key,
+            emails,
+            domains,
+            external_keys,
+            status,
+            merged_into,
+            do_not_merge_with,
+            manual_attributes,
+            manual_brief,
+            pinned,
+            scope_meeting,
+            first_observed_at: _,
+            last_observed_at: _,
+            current_attributes: _,
+            current_brief: _,
+            weight_basis: _,
+            weight_latest: _,
+        } = self;
+        *id == other.id
+            && *kind == other.kind
+            && *canonical_name == other.canonical_name
+            && *manual_name == other.manual_name
+            && *normalized_key == other.normalized_key
+            && *emails == other.emails
+            && *domains == other.domains
+            && *external_keys == other.external_keys
+            && *status == other.status
+            && *merged_into == other.merged_into
+            && *do_not_merge_with == other.do_not_merge_with
+            && *manual_attributes == other.manual_attributes
+            && *manual_brief == other.manual_brief
+            && *pinned == other.pinned
+            && *scope_meeting == other.scope_meeting
+    }
 }
 
 /// One observation of a name for an entity, kept so that deleting its source forgets it.

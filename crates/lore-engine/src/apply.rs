@@ -53,6 +53,9 @@ pub struct Changes {
     /// until it settles, an open conflict entry may belong to a claim whose restored state is not
     /// in conflict, so `settle` looks up every settled claim's entry.
     pub snapshots_restored: bool,
+    /// Entities were rebuilt whose rows changed in derived fields only, which no revision records
+    /// (see `refresh_entity_with`): the mutation still changed rows (`is_empty`).
+    derived_only: bool,
 }
 
 /// A slot as `settle` read it: its claims, their evidence by claim, and its supersedes links.
@@ -136,7 +139,7 @@ impl Changes {
 
     /// Whether the mutation changed no row at all.
     pub fn is_empty(&self) -> bool {
-        self.after.is_empty()
+        self.after.is_empty() && !self.derived_only
     }
 
     /// Ids of the claims this mutation created, changed or removed.
@@ -781,11 +784,19 @@ fn refresh_entity_with(
     if rebuilt != entity {
         tx.upsert_entity(&rebuilt)?;
         names.insert(id.to_string(), rebuilt.display_name().to_string());
-        changes.record(
-            format!("entity:{id}"),
-            Some(to_value(&entity)),
-            Some(to_value(&rebuilt)),
-        );
+        // A revision keeps entity rows without their derived fields, and none at all when the
+        // rest did not change (`without_derived_entity_fields`): such a rebuild, most of those a
+        // meeting causes, records nothing, instead of serializing the row twice to drop it. A row
+        // recorded earlier in the mutation keeps its recorded last state, which differs from this
+        // one in derived fields only.
+        match changes.keep_derived_entity_fields || !rebuilt.same_but_derived(&entity) {
+            true => changes.record(
+                format!("entity:{id}"),
+                Some(to_value(&entity)),
+                Some(to_value(&rebuilt)),
+            ),
+            false => changes.derived_only = true,
+        }
     }
     Ok(renamed)
 }
