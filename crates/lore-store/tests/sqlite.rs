@@ -611,11 +611,12 @@ fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status()
     assert_eq!(columns, ["owner", "predicate"]);
 }
 
-/// Opening a database of schema 7 replaces the full-text queue's triggers (schema_v8.sql), and the
-/// queue still keeps a document's first change of a transaction: an entity renamed twice in one
-/// write is found by its last name only, and the index passes its own check.
+/// Opening a database of schema 7 replaces the full-text queue's triggers and keeps claims by object
+/// and by context for the claims that have one (schema_v8.sql). The queue still keeps a document's
+/// first change of a transaction: an entity renamed twice in one write is found by its last name
+/// only, and the index passes its own check.
 #[test]
-fn a_version_7_database_gains_the_queue_triggers_and_the_index_follows_two_renames() {
+fn a_version_7_database_gains_the_queue_triggers_and_partial_claim_indexes() {
     use lore_store::conformance::sample_entity;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
@@ -640,6 +641,10 @@ fn a_version_7_database_gains_the_queue_triggers_and_the_index_follows_two_renam
              INSERT INTO search_pending (doc, scope, body) SELECT old.doc, old.scope, old.body
                  WHERE NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc);
          END;
+         DROP INDEX claims_by_object;
+         CREATE INDEX claims_by_object ON claims (owner, object_entity, status, predicate, subject);
+         DROP INDEX claims_by_context;
+         CREATE INDEX claims_by_context ON claims (owner, context_entity);
          PRAGMA user_version = 7;",
     )
     .unwrap();
@@ -681,4 +686,16 @@ fn a_version_7_database_gains_the_queue_triggers_and_the_index_follows_two_renam
         )
         .unwrap();
     assert_eq!(with_when, 3);
+    let partial: i64 = raw
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'index' \
+             AND name IN ('claims_by_object', 'claims_by_context') AND sql LIKE '%WHERE%IS NOT NULL'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        partial, 2,
+        "claims by object and by context keep only claims that have one"
+    );
 }

@@ -210,7 +210,8 @@ pub const PREWARM: [(&str, &str); 4] = [
         "SCAN claims USING COVERING INDEX claims_by_subject",
     ),
     (
-        "SELECT sum(length(subject)) FROM claims INDEXED BY claims_by_object",
+        "SELECT sum(length(subject)) FROM claims INDEXED BY claims_by_object \
+         WHERE object_entity IS NOT NULL",
         "SCAN claims USING COVERING INDEX claims_by_object",
     ),
     (
@@ -262,6 +263,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "claims by object (mentions)",
             "SELECT id FROM claims WHERE owner = ?1 AND object_entity = ?2 AND status = 'active'".into(),
             "claims_by_object",
+        ),
+        (
+            "claims by context (mentions)",
+            "SELECT id FROM claims WHERE owner = ?1 AND context_entity = ?2".into(),
+            "claims_by_context",
         ),
         (
             "evidence by claim",

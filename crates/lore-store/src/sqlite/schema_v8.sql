@@ -20,3 +20,14 @@ CREATE TRIGGER search_docs_au AFTER UPDATE OF scope, body ON search_docs
     WHEN NOT EXISTS (SELECT 1 FROM search_pending WHERE doc = old.doc) BEGIN
     INSERT INTO search_pending (doc, scope, body) VALUES (old.doc, old.scope, old.body);
 END;
+
+-- Claims by object and by context keep entries only for claims that have one. The lookups by
+-- object or context ask for a given entity (`object_entity = ?`), which such an index answers; the
+-- other claims (a value's, every claim without a context) each had an entry at a place set by its
+-- id, one more page written per claim ingested or deleted, and claims by object also moved the
+-- entry of a value's claim whenever its status changed.
+DROP INDEX IF EXISTS claims_by_object;
+CREATE INDEX claims_by_object ON claims (owner, object_entity, status, predicate, subject)
+    WHERE object_entity IS NOT NULL;
+DROP INDEX IF EXISTS claims_by_context;
+CREATE INDEX claims_by_context ON claims (owner, context_entity) WHERE context_entity IS NOT NULL;
