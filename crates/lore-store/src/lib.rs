@@ -68,6 +68,41 @@ pub struct MeetingCounts {
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
 
+/// A write transaction's memo of identifier lookups (`Tx::find_entity_by_identifier`), by (scheme,
+/// value); `None`: no entity holds it. Both backends keep it current through the only writes of
+/// identifiers: insert, delete, and the cascade of deleting the holding entity.
+#[derive(Default)]
+pub(crate) struct IdentifierMemo(std::collections::HashMap<(String, String), Option<String>>);
+
+impl IdentifierMemo {
+    pub(crate) fn get(&self, scheme: &str, value: &str) -> Option<Option<String>> {
+        self.0
+            .get(&(scheme.to_string(), value.to_string()))
+            .cloned()
+    }
+
+    /// What a lookup found.
+    pub(crate) fn found(&mut self, scheme: &str, value: &str, entity: Option<String>) {
+        self.0
+            .insert((scheme.to_string(), value.to_string()), entity);
+    }
+
+    /// An insert that added a row (`inserted`) or lost to the holder already there (`DO NOTHING`,
+    /// which may be a row this memo has not seen: it is looked up again).
+    pub(crate) fn inserted(&mut self, scheme: &str, value: &str, entity: &str, inserted: bool) {
+        let key = (scheme.to_string(), value.to_string());
+        match inserted {
+            true => self.0.insert(key, Some(entity.to_string())),
+            false => self.0.remove(&key),
+        };
+    }
+
+    /// The entity was deleted, and its identifiers with it (`ON DELETE CASCADE`).
+    pub(crate) fn entity_deleted(&mut self, entity: &str) {
+        self.0.retain(|_, holder| holder.as_deref() != Some(entity));
+    }
+}
+
 /// `EntityObservations` from the rows `ENTITY_OBSERVATIONS` reads (both backends): an evidence time
 /// has no name, a name comes with the time it was said. The earliest name is the first by time, then
 /// by text in byte order (SQLite's binary collation, PostgreSQL's `"C"`), as `find_alias_bounds`

@@ -5,9 +5,11 @@
 use lore_store::{hot_queries, SqliteStore, PREWARM};
 use rusqlite::Connection;
 
-fn plan(connection: &Connection, sql: &str) -> Vec<String> {
+/// One column of what `explain` (`EXPLAIN QUERY PLAN` or `EXPLAIN`) prints for `sql`, every parameter
+/// bound to a text.
+fn explained(connection: &Connection, explain: &str, sql: &str, column: usize) -> Vec<String> {
     let mut statement = connection
-        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .prepare(&format!("{explain} {sql}"))
         .unwrap_or_else(|e| panic!("cannot prepare {sql}: {e}"));
     let count = statement.parameter_count();
     let values: Vec<rusqlite::types::Value> = (0..count)
@@ -15,10 +17,15 @@ fn plan(connection: &Connection, sql: &str) -> Vec<String> {
         .collect();
     let rows = statement
         .query_map(rusqlite::params_from_iter(values), |row| {
-            row.get::<_, String>(3)
+            row.get::<_, String>(column)
         })
         .unwrap();
     rows.map(Result::unwrap).collect()
+}
+
+/// The plan's lines.
+fn plan(connection: &Connection, sql: &str) -> Vec<String> {
+    explained(connection, "EXPLAIN QUERY PLAN", sql, 3)
 }
 
 #[test]
@@ -242,13 +249,7 @@ fn every_foreign_key_leads_an_index() {
 
 /// The opcodes of a statement's program, its triggers' programs included (`EXPLAIN` lists them).
 fn opcodes(connection: &Connection, sql: &str) -> Vec<String> {
-    let mut statement = connection
-        .prepare(&format!("EXPLAIN {sql}"))
-        .unwrap_or_else(|e| panic!("cannot prepare {sql}: {e}"));
-    let rows = statement
-        .query_map([], |row| row.get::<_, String>(1))
-        .unwrap();
-    rows.map(Result::unwrap).collect()
+    explained(connection, "EXPLAIN", sql, 1)
 }
 
 /// A change of a search document queues it (`search_pending`) without copying anything into a

@@ -218,7 +218,7 @@ fn run_once(
         owner: owner.to_string(),
         retry: None,
         graphs,
-        identifiers: HashMap::new(),
+        identifiers: Default::default(),
     };
     let mut result = work(&mut tx);
     if result.is_ok() && !read_only {
@@ -499,7 +499,7 @@ struct PgTx<'t, 'c> {
     /// Identifier lookups this attempt made or wrote, by (scheme, value) (`None`: no entity holds
     /// it); kept current as the SQLite writer's memo is (`SqliteTx::identifiers`). An attempt that
     /// is retried starts a fresh one.
-    identifiers: HashMap<(String, String), Option<String>>,
+    identifiers: crate::IdentifierMemo,
 }
 
 impl PgTx<'_, '_> {
@@ -870,8 +870,7 @@ impl Tx for PgTx<'_, '_> {
             &[&owner, &id],
         )?;
         // The entity's identifiers went with it (`ON DELETE CASCADE`).
-        self.identifiers
-            .retain(|_, holder| holder.as_deref() != Some(id));
+        self.identifiers.entity_deleted(id);
         Ok(())
     }
 
@@ -882,11 +881,8 @@ impl Tx for PgTx<'_, '_> {
              ON CONFLICT (owner, scheme, value) DO NOTHING",
             &[&owner, &scheme, &value, &entity],
         )?;
-        let key = (scheme.to_string(), value.to_string());
-        match inserted {
-            0 => self.identifiers.remove(&key),
-            _ => self.identifiers.insert(key, Some(entity.to_string())),
-        };
+        self.identifiers
+            .inserted(scheme, value, entity, inserted > 0);
         Ok(())
     }
 
@@ -895,9 +891,8 @@ impl Tx for PgTx<'_, '_> {
         scheme: &str,
         value: &str,
     ) -> StoreResult<Option<String>> {
-        let key = (scheme.to_string(), value.to_string());
-        if let Some(known) = self.identifiers.get(&key) {
-            return Ok(known.clone());
+        if let Some(known) = self.identifiers.get(scheme, value) {
+            return Ok(known);
         }
         let owner = self.owner.clone();
         let found = self.one(
@@ -905,7 +900,7 @@ impl Tx for PgTx<'_, '_> {
             &[&owner, &scheme, &value],
             first_text,
         )?;
-        self.identifiers.insert(key, found.clone());
+        self.identifiers.found(scheme, value, found.clone());
         Ok(found)
     }
 
@@ -1636,8 +1631,7 @@ impl Tx for PgTx<'_, '_> {
             "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
             &[&owner, &scheme, &value],
         )?;
-        self.identifiers
-            .insert((scheme.to_string(), value.to_string()), None);
+        self.identifiers.found(scheme, value, None);
         Ok(())
     }
 

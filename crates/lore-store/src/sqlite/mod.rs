@@ -1109,7 +1109,7 @@ struct SqliteTx<'c> {
     /// `delete_entity`, and all three keep this current, so resolving a meeting's references, which
     /// asks for the same identifiers several times (an email, then the same email again to record
     /// where it was learned), queries each once.
-    identifiers: std::collections::HashMap<(String, String), Option<String>>,
+    identifiers: crate::IdentifierMemo,
     /// Statements this transaction ran through `exec`, `all` and `one`.
     statements: std::cell::Cell<u64>,
 }
@@ -1589,8 +1589,7 @@ impl Tx for SqliteTx<'_> {
         )?;
         self.entities.insert(id.to_string(), None);
         // The entity's identifiers went with it (`ON DELETE CASCADE`).
-        self.identifiers
-            .retain(|_, holder| holder.as_deref() != Some(id));
+        self.identifiers.entity_deleted(id);
         Ok(())
     }
 
@@ -1600,11 +1599,8 @@ impl Tx for SqliteTx<'_> {
              ON CONFLICT (owner, scheme, value) DO NOTHING",
             params![self.owner, scheme, value, entity],
         )?;
-        let key = (scheme.to_string(), value.to_string());
-        match inserted {
-            0 => self.identifiers.remove(&key),
-            _ => self.identifiers.insert(key, Some(entity.to_string())),
-        };
+        self.identifiers
+            .inserted(scheme, value, entity, inserted > 0);
         Ok(())
     }
 
@@ -1613,9 +1609,8 @@ impl Tx for SqliteTx<'_> {
         scheme: &str,
         value: &str,
     ) -> StoreResult<Option<String>> {
-        let key = (scheme.to_string(), value.to_string());
-        if let Some(known) = self.identifiers.get(&key) {
-            return Ok(known.clone());
+        if let Some(known) = self.identifiers.get(scheme, value) {
+            return Ok(known);
         }
         let found: Option<String> = self.one(
             "SELECT entity FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
@@ -1623,7 +1618,7 @@ impl Tx for SqliteTx<'_> {
             |row| row.get(0),
         )?;
         if self.cache.is_none() {
-            self.identifiers.insert(key, found.clone());
+            self.identifiers.found(scheme, value, found.clone());
         }
         Ok(found)
     }
@@ -2267,8 +2262,7 @@ impl Tx for SqliteTx<'_> {
             "DELETE FROM entity_identifiers WHERE owner = ?1 AND scheme = ?2 AND value = ?3",
             params![self.owner, scheme, value],
         )?;
-        self.identifiers
-            .insert((scheme.to_string(), value.to_string()), None);
+        self.identifiers.found(scheme, value, None);
         Ok(())
     }
 

@@ -4,32 +4,7 @@
 
 use lore_core::model::{Entity, EntityKind, EntityStatus, Revision};
 use lore_core::Ts;
-
-fn entity() -> Entity {
-    Entity {
-        id: "e1".into(),
-        kind: EntityKind::Person,
-        canonical_name: "Alice Chen".into(),
-        manual_name: None,
-        normalized_key: None,
-        emails: vec!["alice@acme.com".into()],
-        domains: Vec::new(),
-        external_keys: Vec::new(),
-        status: EntityStatus::Active,
-        merged_into: None,
-        do_not_merge_with: Vec::new(),
-        manual_attributes: Default::default(),
-        manual_brief: None,
-        pinned: false,
-        scope_meeting: None,
-        first_observed_at: Some(Ts(1)),
-        last_observed_at: Some(Ts(2)),
-        current_attributes: Default::default(),
-        current_brief: "Alice Chen (person)".into(),
-        weight_basis: 0.5,
-        weight_latest: Some(Ts(2)),
-    }
-}
+use lore_store::conformance::sample_entity;
 
 /// The row a revision keeps of an entity.
 fn revision_row(entity: &Entity) -> serde_json::Value {
@@ -73,7 +48,7 @@ fn same_but_derived_is_equality_of_the_rows_revisions_keep() {
         ("weight_basis", |e| e.weight_basis = 2.0),
         ("weight_latest", |e| e.weight_latest = Some(Ts(9))),
     ];
-    let base = entity();
+    let base = sample_entity("e1");
     for (field, change) in changes {
         let mut changed = base.clone();
         change(&mut changed);
