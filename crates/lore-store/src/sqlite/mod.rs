@@ -622,8 +622,20 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
 /// memory: a statement that fires triggers inside a transaction keeps a statement journal of every
 /// page it changes, and past 64 KiB SQLite spilled it to a temporary file, a `pwrite` per page (a
 /// fifth of an alias insert's time, whose triggers rewrite the entity's search text).
+///
+/// The query planner's stability guarantee is on: a plan never depends on the values bound to a
+/// statement. Without it SQLite marked some statements (the graph's claims linking an entity and
+/// its meeting links, read when no graph index is there) to be prepared again whenever a parameter
+/// changed, a third of a graph read's instructions (BENCHMARKS.md, nineteenth round). Every plan is
+/// then the one `tests/query_plans.rs` checks.
 fn tune(connection: &Connection) -> StoreResult<()> {
     connection.set_prepared_statement_cache_capacity(256);
+    connection
+        .set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(backend)?;
     connection
         .execute_batch(
             "PRAGMA cache_size = -65536; PRAGMA mmap_size = 2147418112; PRAGMA temp_store = MEMORY;",
@@ -2923,4 +2935,43 @@ fn identifier_source_row(row: &rusqlite::Row) -> rusqlite::Result<IdentifierSour
         group: row.get(3)?,
         primary: row.get::<_, i64>(4)? != 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How often the graph's read of the claims linking an entity was prepared again over three
+    /// runs with other values bound, on a connection `tune` set up (`stable`) or the same without
+    /// the stability guarantee.
+    fn reprepares(stable: bool) -> i32 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plans.db");
+        drop(SqliteStore::open(&path).unwrap());
+        let connection = open_reader(&path).unwrap();
+        connection
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+                stable,
+            )
+            .unwrap();
+        let sql = format!("SELECT {CLAIM_COLUMNS} {}", read_side::CLAIMS_LINKING);
+        let mut statement = connection.prepare(&sql).unwrap();
+        for (entity, limit) in [("e1", 10), ("e2", 500), ("e3", 20)] {
+            let rows = statement
+                .query_map(params!["o", entity, limit], |_| Ok(()))
+                .unwrap();
+            assert_eq!(rows.count(), 0);
+        }
+        statement.get_status(rusqlite::StatementStatus::RePrepare)
+    }
+
+    #[test]
+    fn statements_are_not_prepared_again_for_other_values() {
+        assert_eq!(reprepares(true), 0);
+        assert!(
+            reprepares(false) > 0,
+            "the check would not see a re-prepare"
+        );
+    }
 }
