@@ -57,6 +57,7 @@ fn hot_queries_use_their_indexes_and_never_scan_claims() {
         let loops = [
             "topic weight: observation times",
             "entity rebuild: evidence times and names",
+            "entity view: the subject's evidence",
             "settle: a slot's evidence",
             "settle: a slot's status history",
             "settle: a slot's supersedes links",

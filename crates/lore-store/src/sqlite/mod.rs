@@ -1116,7 +1116,7 @@ struct SqliteTx<'c> {
     /// changes one), and both keep this current, so a rebuild that reads the same hub many times in
     /// one transaction reads it once.
     entities: std::collections::HashMap<String, Option<Entity>>,
-    /// The writer's memo of identifier lookups, by (scheme, value) (`None`: no entity holds it).
+    /// The transaction's memo of identifier lookups, by (scheme, value) (`None`: no entity holds it).
     /// Identifiers change only through `insert_identifier`, `delete_identifier` and the cascade of
     /// `delete_entity`, and all three keep this current, so resolving a meeting's references, which
     /// asks for the same identifiers several times (an email, then the same email again to record
@@ -1629,9 +1629,7 @@ impl Tx for SqliteTx<'_> {
             params![self.owner, scheme, value],
             |row| row.get(0),
         )?;
-        if self.cache.is_none() {
-            self.identifiers.found(scheme, value, found.clone());
-        }
+        self.identifiers.found(scheme, value, found.clone());
         Ok(found)
     }
 
@@ -2786,13 +2784,7 @@ impl Tx for SqliteTx<'_> {
 
     fn list_evidence_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Evidence>> {
         self.all(
-            sql!(
-                "SELECT ",
-                EVIDENCE_COLUMNS,
-                " FROM evidence WHERE owner = ?1 AND claim IN \
-                 (SELECT id FROM claims WHERE owner = ?1 AND subject = ?2) \
-                 ORDER BY claim, observed_at, start_ms, id"
-            ),
+            &read_side::EVIDENCE_BY_SUBJECT,
             params![self.owner, entity],
             evidence_row,
         )

@@ -168,17 +168,29 @@ macro_rules! slot_claims_join {
         )
     };
 }
-/// A slot's evidence (`Tx::list_evidence_by_slot`): the row's columns are `EVIDENCE_COLUMNS` read
-/// through `r.`.
-pub static EVIDENCE_BY_SLOT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let columns: Vec<String> = super::EVIDENCE_COLUMNS
+/// A column list (`EVIDENCE_COLUMNS`) with every column read through `alias`: the joins with claims
+/// share column names (`id`, `recorded_at`).
+fn qualified(columns: &str, alias: &str) -> String {
+    columns
         .split(',')
-        .map(|column| format!("r.{}", column.trim()))
-        .collect();
+        .map(|column| format!("{alias}.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+/// A slot's evidence (`Tx::list_evidence_by_slot`).
+pub static EVIDENCE_BY_SLOT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "SELECT {} {} ORDER BY r.claim, r.observed_at, r.start_ms, r.id",
-        columns.join(", "),
+        qualified(super::EVIDENCE_COLUMNS, "r"),
         slot_claims_join!("evidence")
+    )
+});
+/// The evidence of an entity's claims (`Tx::list_evidence_by_subject`, the entity view).
+pub static EVIDENCE_BY_SUBJECT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {} {} ORDER BY e.claim, e.observed_at, e.start_ms, e.id",
+        qualified(super::EVIDENCE_COLUMNS, "e"),
+        subject_evidence!()
     )
 });
 /// A slot's status history (`Tx::list_status_changes_by_slot`), by claim and sequence.
@@ -308,6 +320,11 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         (
             "entity rebuild: evidence times and names",
             ENTITY_OBSERVATIONS.into(),
+            "evidence_by_claim (owner=? AND claim=?)",
+        ),
+        (
+            "entity view: the subject's evidence",
+            EVIDENCE_BY_SUBJECT.clone(),
             "evidence_by_claim (owner=? AND claim=?)",
         ),
         (
