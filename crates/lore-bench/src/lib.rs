@@ -625,6 +625,21 @@ fn measure_all(
     })
 }
 
+/// `count` distinct meeting ids drawn at random (a partial Fisher-Yates shuffle).
+fn distinct_draws(
+    rng: &mut Rng,
+    meetings: &[lore_core::model::Meeting],
+    count: usize,
+) -> Vec<String> {
+    let mut ids: Vec<&str> = meetings.iter().map(|meeting| meeting.id.as_str()).collect();
+    let count = count.min(ids.len());
+    for index in 0..count {
+        let other = index + rng.below(ids.len() - index);
+        ids.swap(index, other);
+    }
+    ids.into_iter().take(count).map(str::to_string).collect()
+}
+
 /// What the write measurements read of the read phase.
 struct Writes<'a> {
     targets: &'a [String],
@@ -653,22 +668,25 @@ fn measure_writes(
     let meetings = engine
         .read(OWNER, |tx| Ok(tx.list_meetings()?))
         .map_err(|e| e.to_string())?;
-    let victims: Vec<String> = (0..inputs.samples.min(meetings.len() / 4))
-        .map(|_| meetings[rng.below(meetings.len())].id.clone())
-        .collect();
+    // As many distinct meetings as there are read targets, plus a tenth for the warm-up, and at
+    // most half the meetings: each is deleted once (committed) after the rolled-back pass over
+    // the same ones.
+    let unique = distinct_draws(
+        rng,
+        &meetings,
+        (inputs.samples + inputs.samples / 10 + 1).min(meetings.len() / 2),
+    );
     ops.insert(
         "cascade_delete_rollback".to_string(),
-        measure(&victims, |id| {
+        measure(&unique, |id| {
             engine
                 .preview_delete(OWNER, SourceRef::Meeting(id))
                 .map(|_| ())
         })?,
     );
-    // Deleting is destructive: warm up and measure on different meetings, each deleted once.
-    let mut unique = victims.clone();
-    unique.sort();
-    unique.dedup();
-    let warmup = unique.len() / 10 + 1;
+    // Deleting is destructive: warm up and measure on different meetings, each deleted once (a
+    // tenth as many as are measured warm up: 31 and 300).
+    let warmup = unique.len() / 11 + 1;
     for id in unique.iter().take(warmup) {
         engine
             .delete_source(OWNER, SourceRef::Meeting(id))
