@@ -874,7 +874,8 @@ fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
 }
 
 /// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,
-/// unicode), indexes every row for search, and stays per owner.
+/// unicode), indexes every row for search, and stays per owner. The lengths take every statement
+/// shape SQLite splits a meeting into (rows of 32, 8 and 1): 130 and 49.
 fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
     let mut rows: Vec<Segment> = (0..130)
         .map(|i| {
@@ -889,12 +890,17 @@ fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
     rows[3].speaker_label = Some("Speaker \"A\"".into());
     rows[4].attribution = Attribution::LocalMic;
     rows[5].text = "wordonlyinfive".into();
+    let short: Vec<Segment> = (0..49)
+        .map(|i| segment("m3", &format!("t{i}"), i * 10, &format!("short {i}")))
+        .collect();
     write(store, "alice", |tx| {
         tx.insert_meeting(&sample_meeting("m1"))?;
         tx.insert_segments(&rows)?;
         tx.insert_meeting(&sample_meeting("m2"))?;
         tx.insert_segments(&[segment("m2", "only", 5, "single row")])?;
         tx.insert_segments(&[])?;
+        tx.insert_meeting(&sample_meeting("m3"))?;
+        tx.insert_segments(&short)?;
         Ok(())
     })
     .expect("segments: batch insert");
@@ -911,6 +917,7 @@ fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
         .read("alice", &mut |tx| {
             assert_eq!(tx.list_segments("m1")?, rows);
             assert_eq!(tx.list_segments("m2")?.len(), 1);
+            assert_eq!(tx.list_segments("m3")?, short);
             let hits = search(tx, "wordonlyinfive", Some("segment"))?;
             assert_eq!(hits.len(), 1);
             assert_eq!(hits[0].reference, "m1/s5");
