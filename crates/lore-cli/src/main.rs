@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// Every row the engine reads or writes is a handful of short-lived allocations; mimalloc serves
-/// them with less work than the system allocator (BENCHMARKS.md, "Allocator").
+/// them with less work than the system allocator (BENCHMARKS.md, fifth round). It also replaces
+/// `malloc` for the bundled SQLite (the `override` feature).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
