@@ -875,7 +875,8 @@ fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
 
 /// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,
 /// unicode), indexes every row for search, and stays per owner. The lengths take every statement
-/// shape SQLite splits a meeting into (rows of 32, 8 and 1): 130 and 49.
+/// shape SQLite splits a meeting into (rows of 64 down to 1 by powers of two): 130 is 64 + 64 + 2,
+/// 61 is 32 + 16 + 8 + 4 + 1.
 fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
     let mut rows: Vec<Segment> = (0..130)
         .map(|i| {
@@ -890,7 +891,7 @@ fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
     rows[3].speaker_label = Some("Speaker \"A\"".into());
     rows[4].attribution = Attribution::LocalMic;
     rows[5].text = "wordonlyinfive".into();
-    let short: Vec<Segment> = (0..49)
+    let short: Vec<Segment> = (0..61)
         .map(|i| segment("m3", &format!("t{i}"), i * 10, &format!("short {i}")))
         .collect();
     write(store, "alice", |tx| {

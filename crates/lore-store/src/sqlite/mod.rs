@@ -588,23 +588,21 @@ fn start_builds<T: crate::owner_builds::Settle>(
     )
 }
 
-/// The rows per statement of a meeting's segment inserts (`Tx::insert_segments`): 32, then 8, then 1.
-const SEGMENT_ROWS_LARGE: usize = 32;
-const SEGMENT_ROWS_SMALL: usize = 8;
+/// The most rows one segment insert takes (`Tx::insert_segments`); each statement takes a power of
+/// two up to it, so a meeting of `n` segments runs as many statements as `n` has one bits below
+/// 128 (a hundred segments: 64, 32 and 4), from seven prepared shapes.
+const SEGMENT_ROWS_MAX: usize = 64;
 
-/// `INSERT INTO segments ... VALUES` of `rows` rows (1, `SEGMENT_ROWS_SMALL` or
-/// `SEGMENT_ROWS_LARGE`), built once: the owner is `?1`, each row's eight values follow.
+/// `INSERT INTO segments ... VALUES` of `rows` rows (a power of two up to `SEGMENT_ROWS_MAX`), built
+/// once: the owner is `?1`, each row's eight values follow.
 fn segment_insert_sql(rows: usize) -> &'static str {
-    static SHAPES: std::sync::LazyLock<[String; 3]> = std::sync::LazyLock::new(|| {
-        [1, SEGMENT_ROWS_SMALL, SEGMENT_ROWS_LARGE].map(segment_insert_rows_sql)
+    static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        (0..=SEGMENT_ROWS_MAX.trailing_zeros())
+            .map(|shift| segment_insert_rows_sql(1 << shift))
+            .collect()
     });
-    let shape = match rows {
-        1 => 0,
-        SEGMENT_ROWS_SMALL => 1,
-        SEGMENT_ROWS_LARGE => 2,
-        other => unreachable!("no segment insert of {other} rows"),
-    };
-    &SHAPES[shape]
+    debug_assert!(rows.is_power_of_two() && rows <= SEGMENT_ROWS_MAX);
+    &SHAPES[rows.trailing_zeros() as usize]
 }
 
 fn segment_insert_rows_sql(rows: usize) -> String {
@@ -2775,17 +2773,16 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn insert_segments(&mut self, segments: &[Segment]) -> StoreResult<()> {
-        // A few statements per meeting, their values bound as they are: rows of 32, then 8, then
-        // one (three prepared shapes in all), inserted in order (the search documents' rowids as
-        // one-by-one inserts would give them). A JSON array of the rows, parsed by `json_each`,
+        // A few statements per meeting, their values bound as they are: the largest power of two
+        // of rows left, up to `SEGMENT_ROWS_MAX`, inserted in order (the search documents' rowids
+        // as one-by-one inserts would give them). A JSON array of the rows, parsed by `json_each`,
         // took a fifth more of the writer's instructions for a meeting's transcript.
         let mut rest = segments;
-        for rows in [SEGMENT_ROWS_LARGE, SEGMENT_ROWS_SMALL, 1] {
-            while rest.len() >= rows {
-                let (chunk, tail) = rest.split_at(rows);
-                self.insert_segment_rows(chunk)?;
-                rest = tail;
-            }
+        while !rest.is_empty() {
+            let rows = 1 << rest.len().min(SEGMENT_ROWS_MAX).ilog2();
+            let (chunk, tail) = rest.split_at(rows);
+            self.insert_segment_rows(chunk)?;
+            rest = tail;
         }
         Ok(())
     }
