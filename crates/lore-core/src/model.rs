@@ -319,6 +319,15 @@ impl Entity {
             && *pinned == other.pinned
             && *scope_meeting == other.scope_meeting
     }
+
+    /// Whether the two rows differ in their observation fields only (the first and last
+    /// observation, the weight basis and its latest time), the projection included in what is the
+    /// same: the rebuild of an entity a meeting only mentions (`Tx::update_entity_observed`).
+    pub fn same_but_observed(&self, other: &Entity) -> bool {
+        self.same_but_derived(other)
+            && self.current_attributes == other.current_attributes
+            && self.current_brief == other.current_brief
+    }
 }
 
 /// One observation of a name for an entity, kept so that deleting its source forgets it.

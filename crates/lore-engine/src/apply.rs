@@ -782,7 +782,10 @@ fn refresh_entity_with(
     }
     let renamed = rebuilt.display_name() != entity.display_name();
     if rebuilt != entity {
-        tx.upsert_entity(&rebuilt)?;
+        match rebuilt.same_but_observed(&entity) {
+            true => tx.update_entity_observed(&rebuilt)?,
+            false => tx.upsert_entity(&rebuilt)?,
+        }
         names.insert(id.to_string(), rebuilt.display_name().to_string());
         // A revision keeps entity rows without their derived fields, and none at all when the
         // rest did not change (`without_derived_entity_fields`): such a rebuild, most of those a

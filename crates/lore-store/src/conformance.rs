@@ -23,6 +23,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     users_round_trip_by_name(make_store().as_ref());
     web_sessions_round_trip_by_cookie_hash(make_store().as_ref());
     segments_insert_in_one_batch_as_one_by_one(make_store().as_ref());
+    an_entity_observed_again_keeps_the_rest_of_its_row(make_store().as_ref());
     projection_and_snippet_reads_equal_their_definitions(make_store().as_ref());
     search_window_is_the_owners_newest_matches(make_store().as_ref());
     evidence_by_slot_is_evidence_by_claim_of_the_slot(make_store().as_ref());
@@ -871,6 +872,44 @@ fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
         Ok(())
     })
     .expect("evidence by slot: reads");
+}
+
+/// `update_entity_observed` writes the observation fields, within the transaction (its reads see
+/// them) and after it, for this owner's entity only; the rest of the row stays as stored.
+fn an_entity_observed_again_keeps_the_rest_of_its_row(store: &dyn Store) {
+    let stored = sample_entity("e1");
+    let mut observed = stored.clone();
+    observed.first_observed_at = None;
+    observed.last_observed_at = Some(Ts(9_000));
+    observed.weight_basis = 4.25;
+    observed.weight_latest = Some(Ts(9_000));
+    assert!(observed.same_but_observed(&stored));
+    for owner in ["alice", "bob"] {
+        write(store, owner, |tx| tx.upsert_entity(&stored)).expect("entity: insert");
+    }
+    write(store, "alice", |tx| {
+        assert_eq!(tx.find_entity("e1")?, Some(stored.clone()));
+        tx.update_entity_observed(&observed)?;
+        assert_eq!(tx.find_entity("e1")?, Some(observed.clone()));
+        Ok(())
+    })
+    .expect("entity: observed again");
+    store
+        .read("alice", &mut |tx| {
+            assert_eq!(tx.find_entity("e1")?, Some(observed.clone()));
+            Ok(())
+        })
+        .expect("entity: read back");
+    store
+        .read("bob", &mut |tx| {
+            assert_eq!(
+                tx.find_entity("e1")?,
+                Some(stored.clone()),
+                "bob's entity moved"
+            );
+            Ok(())
+        })
+        .expect("entity: bob");
 }
 
 /// `insert_segments` stores exactly what one `insert_segment` per row stores (order, nulls,

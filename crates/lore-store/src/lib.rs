@@ -436,6 +436,12 @@ pub trait Tx {
 
     // Entities.
     fn upsert_entity(&mut self, entity: &Entity) -> StoreResult<()>;
+    /// Writes a stored entity's observation fields (first and last observation, weight basis and
+    /// latest) from `entity`, whose other fields are the stored row's (`Entity::same_but_observed`):
+    /// the rebuild of an entity a write only mentions. Backends may write the whole row.
+    fn update_entity_observed(&mut self, entity: &Entity) -> StoreResult<()> {
+        self.upsert_entity(entity)
+    }
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>>;
     /// Points an entity id that another replaced (a person re-keyed when its anchor identifier
     /// changed) at the new id; a later call for the same old id replaces the target.

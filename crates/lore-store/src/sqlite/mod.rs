@@ -1609,6 +1609,25 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn update_entity_observed(&mut self, e: &Entity) -> StoreResult<()> {
+        // Four columns instead of the whole row: no JSON column serialized again, no conflict
+        // path, and no trigger on the names run (BENCHMARKS.md, twentieth round).
+        self.exec(
+            "UPDATE entities SET first_observed_at = ?3, last_observed_at = ?4, weight_basis = ?5, \
+             weight_latest = ?6 WHERE owner = ?1 AND id = ?2",
+            params![
+                self.owner,
+                e.id,
+                e.first_observed_at.map(|t| t.0),
+                e.last_observed_at.map(|t| t.0),
+                e.weight_basis,
+                e.weight_latest.map(|t| t.0)
+            ],
+        )?;
+        self.entities.insert(e.id.clone(), Some(e.clone()));
+        Ok(())
+    }
+
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
         let load = |tx: &Self| {
             tx.one(
