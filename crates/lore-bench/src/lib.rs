@@ -82,6 +82,134 @@ pub struct BenchReport {
     pub page_index_mb: Option<f64>,
     /// Where the read targets were drawn from: "first block" (the default) or "all blocks".
     pub targets: String,
+    /// Full runs this report combines (`median_of_runs`); 1 for a single run.
+    pub runs: usize,
+    /// With more than one run, each run's figures, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_run: Vec<RunFigures>,
+    /// The targets for SQLite at scale 1 (`check_targets`), against this report's
+    /// figures; empty for other backends, scales and smoke runs, which have none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub target_checks: Vec<TargetCheck>,
+}
+
+/// One run's timings, as a report of several runs lists them.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunFigures {
+    pub ops: BTreeMap<String, OpStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingest_claims_per_s: Option<f64>,
+}
+
+/// A target the benchmark is held to, and whether the report meets it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetCheck {
+    /// The operation (a key of `ops`, or `ingest`).
+    pub op: String,
+    /// What is held to it: `p95_us` (at most `target`) or `claims_per_s` (at least `target`).
+    pub measure: String,
+    pub target: f64,
+    pub measured: f64,
+    pub met: bool,
+}
+
+/// The p95 targets on SQLite at scale 1, in µs, and its ingest target in claims/s.
+const P95_TARGETS_US: [(&str, f64); 6] = [
+    ("projection", 25.0),
+    ("hop1", 15.0),
+    ("hop2_bounded", 300.0),
+    ("hop2", 500.0),
+    ("fts_word", 2_000.0),
+    ("cascade_delete", 3_000.0),
+];
+const INGEST_TARGET_CLAIMS_PER_S: f64 = 10_000.0;
+
+/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
+/// A run's figures are positive and finite; `total_cmp` orders any others without a panic.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+/// Several full runs of the same configuration as one report: every operation's p50, p95 and p99
+/// are the medians of the runs' (each percentile on its own), and so are the ingest rates, the
+/// prewarm's times and the size per 1,000 claims. The dataset, the statement counts and the
+/// answers' sizes do not depend on the machine and are the first run's. `None` for no runs.
+pub fn median_of_runs(runs: Vec<BenchReport>) -> Option<BenchReport> {
+    if runs.len() < 2 {
+        return runs.into_iter().next();
+    }
+    let of =
+        |pick: &dyn Fn(&BenchReport) -> Option<f64>| median(runs.iter().filter_map(pick).collect());
+    let mut combined = runs[0].clone();
+    for (name, first) in combined.ops.iter_mut() {
+        let op = |pick: fn(&OpStats) -> f64| {
+            of(&|run: &BenchReport| run.ops.get(name).map(pick)).unwrap_or(0.0)
+        };
+        *first = OpStats {
+            p50_us: op(|s| s.p50_us),
+            p95_us: op(|s| s.p95_us),
+            p99_us: op(|s| s.p99_us),
+            n: first.n,
+        };
+    }
+    if let Some(ingest) = combined.ingest.as_mut() {
+        let rate = |pick: fn(&IngestStats) -> f64| {
+            of(&|run: &BenchReport| run.ingest.as_ref().map(pick)).unwrap_or(0.0)
+        };
+        ingest.claims_per_s = rate(|i| i.claims_per_s);
+        ingest.meetings_per_s = rate(|i| i.meetings_per_s);
+        ingest.seconds = rate(|i| i.seconds);
+    }
+    combined.prewarm_ms = of(&|run| Some(run.prewarm_ms)).unwrap_or(0.0);
+    combined.indexes_ready_ms = of(&|run| Some(run.indexes_ready_ms)).unwrap_or(0.0);
+    combined.db_bytes_per_1000_claims =
+        of(&|run| run.db_bytes_per_1000_claims.map(|b| b as f64)).map(|b| b.round() as u64);
+    combined.runs = runs.len();
+    combined.per_run = runs
+        .iter()
+        .map(|run| RunFigures {
+            ops: run.ops.clone(),
+            ingest_claims_per_s: run.ingest.as_ref().map(|i| i.claims_per_s),
+        })
+        .collect();
+    Some(combined)
+}
+
+/// Fills `target_checks` for a full SQLite run at scale 1, the whole dataset ingested and every
+/// operation measured (the targets are set for it); leaves it empty for other backends and
+/// scales, smoke runs and reads-only runs. Called on the report a run, or `median_of_runs`, gives.
+pub fn check_targets(report: &mut BenchReport, config: &BenchConfig) {
+    report.target_checks.clear();
+    let full_run = config.meetings.is_none() && !config.reads_only;
+    if report.backend != "sqlite" || report.scale != 1 || !full_run {
+        return;
+    }
+    for (op, target) in P95_TARGETS_US {
+        if let Some(stats) = report.ops.get(op) {
+            report.target_checks.push(TargetCheck {
+                op: op.to_string(),
+                measure: "p95_us".into(),
+                target,
+                measured: stats.p95_us,
+                met: stats.p95_us <= target,
+            });
+        }
+    }
+    if let Some(ingest) = &report.ingest {
+        report.target_checks.push(TargetCheck {
+            op: "ingest".into(),
+            measure: "claims_per_s".into(),
+            target: INGEST_TARGET_CLAIMS_PER_S,
+            measured: ingest.claims_per_s,
+            met: ingest.claims_per_s >= INGEST_TARGET_CLAIMS_PER_S,
+        });
+    }
 }
 
 /// The `count` entities among `among` that are subject or object of the most claims, most first
@@ -622,6 +750,9 @@ fn measure_all(
         } else {
             "first block".into()
         },
+        runs: 1,
+        per_run: Vec::new(),
+        target_checks: Vec::new(),
     })
 }
 
@@ -743,4 +874,142 @@ fn measure_writes(
     ops.insert("graph_index_rebuild".to_string(), stats(rebuilds));
 
     Ok(statements)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(backend: &str, p95_us: &[(&str, f64)], claims_per_s: f64) -> BenchReport {
+        BenchReport {
+            scale: 1,
+            backend: backend.into(),
+            dataset: BTreeMap::from([("claims".to_string(), 10_772)]),
+            ops: p95_us
+                .iter()
+                .map(|(op, p95)| {
+                    let stats = OpStats {
+                        p50_us: p95 / 2.0,
+                        p95_us: *p95,
+                        p99_us: p95 * 2.0,
+                        n: 300,
+                    };
+                    (op.to_string(), stats)
+                })
+                .collect(),
+            ingest: Some(IngestStats {
+                claims_per_s,
+                meetings_per_s: claims_per_s / 30.0,
+                seconds: 300_000.0 / claims_per_s,
+                batch: 32,
+                statements_per_meeting: Some(680.2),
+            }),
+            db_bytes_per_1000_claims: Some(claims_per_s as u64),
+            statements_per_delete: Some(443.2),
+            graph_sizes: BTreeMap::new(),
+            prewarm_ms: claims_per_s / 1_000.0,
+            indexes_ready_ms: 150.0,
+            page_index_entities: Some(1_922),
+            page_index_mb: Some(2.4),
+            targets: "first block".into(),
+            runs: 1,
+            per_run: Vec::new(),
+            target_checks: Vec::new(),
+        }
+    }
+
+    fn config(meetings: Option<usize>, reads_only: bool) -> BenchConfig {
+        BenchConfig {
+            scale: 1,
+            samples: 300,
+            meetings,
+            batch: 32,
+            all_targets: false,
+            reads_only,
+        }
+    }
+
+    #[test]
+    fn several_runs_report_the_median_of_each_figure() {
+        let runs = vec![
+            report("sqlite", &[("projection", 9.0), ("hop1", 30.0)], 3_000.0),
+            report("sqlite", &[("projection", 5.0), ("hop1", 10.0)], 4_000.0),
+            report("sqlite", &[("projection", 7.0), ("hop1", 20.0)], 2_000.0),
+        ];
+        let combined = median_of_runs(runs).unwrap();
+        assert_eq!(combined.runs, 3);
+        assert_eq!(combined.per_run.len(), 3);
+        assert_eq!(combined.per_run[1].ingest_claims_per_s, Some(4_000.0));
+        let projection = &combined.ops["projection"];
+        assert_eq!(
+            (projection.p50_us, projection.p95_us, projection.p99_us),
+            (3.5, 7.0, 14.0)
+        );
+        assert_eq!(combined.ops["hop1"].p95_us, 20.0);
+        assert_eq!(combined.ops["hop1"].n, 300);
+        let ingest = combined.ingest.as_ref().unwrap();
+        assert_eq!(ingest.claims_per_s, 3_000.0);
+        assert_eq!(ingest.meetings_per_s, 100.0);
+        assert_eq!(ingest.seconds, 100.0);
+        assert_eq!(combined.prewarm_ms, 3.0);
+        assert_eq!(combined.db_bytes_per_1000_claims, Some(3_000));
+        // An even count takes the mean of the middle two; one run is itself.
+        let two = median_of_runs(vec![
+            report("sqlite", &[("hop1", 10.0)], 1_000.0),
+            report("sqlite", &[("hop1", 20.0)], 2_000.0),
+        ])
+        .unwrap();
+        assert_eq!(two.ops["hop1"].p95_us, 15.0);
+        assert_eq!(two.ingest.unwrap().claims_per_s, 1_500.0);
+        let one = median_of_runs(vec![report("sqlite", &[("hop1", 10.0)], 1_000.0)]).unwrap();
+        assert_eq!((one.runs, one.per_run.len()), (1, 0));
+        assert!(median_of_runs(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn targets_are_checked_for_a_full_sqlite_run_at_scale_1_only() {
+        let figures = [
+            ("projection", 25.0),
+            ("hop1", 15.1),
+            ("hop2_bounded", 12.0),
+            ("hop2", 140.0),
+            ("fts_word", 1_500.0),
+            ("cascade_delete", 20_000.0),
+        ];
+        let mut full = report("sqlite", &figures, 10_000.0);
+        check_targets(&mut full, &config(None, false));
+        let met: Vec<(&str, bool)> = full
+            .target_checks
+            .iter()
+            .map(|check| (check.op.as_str(), check.met))
+            .collect();
+        assert_eq!(
+            met,
+            [
+                ("projection", true),
+                ("hop1", false),
+                ("hop2_bounded", true),
+                ("hop2", true),
+                ("fts_word", true),
+                ("cascade_delete", false),
+                ("ingest", true),
+            ]
+        );
+        let ingest = full.target_checks.last().unwrap();
+        assert_eq!((ingest.target, ingest.measured), (10_000.0, 10_000.0));
+        for (backend, scale, config) in [
+            ("sqlite", 1, config(Some(150), false)),
+            ("sqlite", 1, config(None, true)),
+            ("sqlite", 10, config(None, false)),
+            ("postgres", 1, config(None, false)),
+        ] {
+            let mut other = report(backend, &figures, 10_000.0);
+            other.scale = scale;
+            check_targets(&mut other, &config);
+            assert!(
+                other.target_checks.is_empty(),
+                "{backend} {scale} {config:?}"
+            );
+        }
+    }
 }

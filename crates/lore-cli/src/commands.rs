@@ -272,6 +272,10 @@ pub enum Command {
         /// holds, in thousands): no ingest, edits or deletions, nothing written
         #[arg(long, value_name = "FILE|URL", conflicts_with_all = ["scale", "quick", "batch", "keep", "backend"])]
         reads_only: Option<std::path::PathBuf>,
+        /// Full runs, each on a fresh SQLite database (or the reads again with --reads-only); the
+        /// report gives the median of every figure over them, and each run's timings with --json
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20), conflicts_with = "keep")]
+        runs: u32,
     },
     /// Web workspace users with passwords (hosted mode): each user signs in as the owner of that name
     User {
@@ -632,6 +636,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             all_targets,
             keep,
             reads_only,
+            runs,
         } => {
             let config = lore_bench::BenchConfig {
                 scale,
@@ -647,7 +652,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None if keep => BenchFile::Kept,
                 None => BenchFile::Temporary,
             };
-            return bench(&cli.db, &backend, config, file, cli.json);
+            return bench(&cli.db, &backend, config, file, runs as usize, cli.json);
         }
         Command::Check => {
             let engine = open_engine(&cli.db)?;
@@ -1000,13 +1005,42 @@ fn bench(
     backend: &str,
     mut config: lore_bench::BenchConfig,
     place: BenchFile,
+    runs: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let scale = config.scale;
     if !(1..=1000).contains(&scale) {
         bail!(BadInput("--scale must be between 1 and 1000".into()));
     }
-    let (engine, file) = match (backend, &place) {
+    if runs > 1 && backend != "sqlite" && !matches!(place, BenchFile::Existing(_)) {
+        bail!(BadInput(
+            "--runs needs a fresh database for every run: use it on SQLite, or with --reads-only"
+                .into()
+        ));
+    }
+    let mut reports = Vec::with_capacity(runs);
+    for run in 1..=runs {
+        if runs > 1 {
+            eprintln!("lore bench: run {run} of {runs}");
+        }
+        reports.push(bench_run(db, backend, &mut config, &place)?);
+    }
+    let mut report = lore_bench::median_of_runs(reports)
+        .ok_or_else(|| anyhow::anyhow!("benchmark failed: no run was made"))?;
+    lore_bench::check_targets(&mut report, &config);
+    output::print_value(json, &report, output::bench_table);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One full run of `lore bench`: the database it opens or creates, the measurements, and the size.
+fn bench_run(
+    db: &str,
+    backend: &str,
+    config: &mut lore_bench::BenchConfig,
+    place: &BenchFile,
+) -> anyhow::Result<lore_bench::BenchReport> {
+    let scale = config.scale;
+    let (engine, file) = match (backend, place) {
         (_, BenchFile::Existing(path)) if is_postgres_url(&path.to_string_lossy()) => {
             (open_engine(&path.to_string_lossy())?, None)
         }
@@ -1052,7 +1086,7 @@ fn bench(
     if config.batch == 0 {
         config.batch = engine.store().ingest_batch();
     }
-    let mut report = lore_bench::run(&engine, &config, |message| {
+    let mut report = lore_bench::run(&engine, config, |message| {
         if lines {
             eprintln!("lore bench: {message}");
         }
@@ -1078,8 +1112,7 @@ fn bench(
     }
     // Removes the database unless kept (`BenchFiles`' drop, also on an error above).
     drop(file);
-    output::print_value(json, &report, output::bench_table);
-    Ok(ExitCode::SUCCESS)
+    Ok(report)
 }
 
 /// The database file of a `lore bench` run on SQLite, in the temp folder. Unless the run keeps it,

@@ -163,6 +163,13 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
         "lore bench: scale {} on {} (read targets from the {})",
         report.scale, report.backend, report.targets
     );
+    if report.runs > 1 {
+        let _ = writeln!(
+            out,
+            "{} runs: every figure below is the median of the runs' (each percentile on its own)",
+            report.runs
+        );
+    }
     let sizes: Vec<String> = report
         .dataset
         .iter()
@@ -230,6 +237,25 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
     }
     if let Some(bytes) = report.db_bytes_per_1000_claims {
         let _ = writeln!(out, "database size: {bytes} bytes per 1,000 claims");
+    }
+    if !report.target_checks.is_empty() {
+        let _ = writeln!(out, "\ntargets (SQLite, scale 1):");
+        for check in &report.target_checks {
+            let (bound, unit) = match check.measure.as_str() {
+                "claims_per_s" => ("≥", "claims/s"),
+                _ => ("≤", "µs at p95"),
+            };
+            let _ = writeln!(
+                out,
+                "  {:<16} {} {:>8.0} {:<10} measured {:>10.1}  {}",
+                check.op,
+                bound,
+                check.target,
+                unit,
+                check.measured,
+                if check.met { "met" } else { "MISSED" }
+            );
+        }
     }
     out.trim_end().to_string()
 }

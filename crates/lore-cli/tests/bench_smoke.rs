@@ -142,6 +142,48 @@ fn bench_keep_then_reads_only_measures_the_reads_again() {
     let after = std::fs::metadata(&path).unwrap();
     assert_eq!(before.len(), after.len());
 
+    // `--runs 2`: each figure is the median of the two runs' (their mean), and both runs are listed.
+    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args([
+            "bench",
+            "--reads-only",
+            &path,
+            "--samples",
+            "10",
+            "--runs",
+            "2",
+        ])
+        .args(["--json"])
+        .output()
+        .expect("run lore bench --runs 2");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "lore bench --runs 2 failed: {stderr}"
+    );
+    assert!(stderr.contains("run 2 of 2"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("bench prints JSON");
+    assert_eq!(report["runs"], 2);
+    let runs = report["per_run"]
+        .as_array()
+        .expect("per_run lists the runs");
+    assert_eq!(runs.len(), 2);
+    for op in READ_OPS {
+        for field in ["p50_us", "p95_us", "p99_us"] {
+            let of = |run: &serde_json::Value| run["ops"][op][field].as_f64().unwrap();
+            let median = report["ops"][op][field].as_f64().unwrap();
+            assert!(
+                (median - (of(&runs[0]) + of(&runs[1])) / 2.0).abs() < 1e-6,
+                "{op}.{field}: {median} is not the median of {} and {}",
+                of(&runs[0]),
+                of(&runs[1])
+            );
+        }
+    }
+    // A quick dataset is not the issue's: no targets are checked against it.
+    assert!(report["target_checks"].is_null(), "{report}");
+
     // A missing file is a clear error, not a fresh database.
     let output = Command::new(env!("CARGO_BIN_EXE_lore"))
         .args(["bench", "--reads-only", &format!("{path}.missing")])
