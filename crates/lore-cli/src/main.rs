@@ -18,8 +18,8 @@ use clap::Parser;
 
 /// Every row the engine reads or writes is a handful of short-lived allocations; mimalloc serves
 /// them with less work than the system allocator (BENCHMARKS.md, fifth round). It does not replace
-/// `malloc` for the bundled SQLite: that saved 2 % of the writes' instructions but made the graph
-/// reads slower (the twentieth round).
+/// `malloc` for the bundled SQLite: that saved 2 % of the writes' instructions, which no timing
+/// showed (BENCHMARKS.md, twentieth round).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
