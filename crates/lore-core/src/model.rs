@@ -324,8 +324,13 @@ impl Entity {
     /// observation, the weight basis and its latest time), the projection included in what is the
     /// same: the rebuild of an entity a meeting only mentions (`Tx::update_entity_observed`).
     pub fn same_but_observed(&self, other: &Entity) -> bool {
-        self.same_but_derived(other)
-            && self.current_attributes == other.current_attributes
+        self.same_but_derived(other) && self.same_projection(other)
+    }
+
+    /// Whether the two rows have the same projection (current attributes and brief), the derived
+    /// fields `same_but_observed` adds to `same_but_derived`.
+    pub fn same_projection(&self, other: &Entity) -> bool {
+        self.current_attributes == other.current_attributes
             && self.current_brief == other.current_brief
     }
 }

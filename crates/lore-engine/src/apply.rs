@@ -782,7 +782,9 @@ fn refresh_entity_with(
     }
     let renamed = rebuilt.display_name() != entity.display_name();
     if rebuilt != entity {
-        match rebuilt.same_but_observed(&entity) {
+        // `same_but_observed`, with the comparison of the underived fields made once for both uses.
+        let same_but_derived = rebuilt.same_but_derived(&entity);
+        match same_but_derived && rebuilt.same_projection(&entity) {
             true => tx.update_entity_observed(&rebuilt)?,
             false => tx.upsert_entity(&rebuilt)?,
         }
@@ -792,7 +794,7 @@ fn refresh_entity_with(
         // meeting causes, records nothing, instead of serializing the row twice to drop it. A row
         // recorded earlier in the mutation keeps its recorded last state, which differs from this
         // one in derived fields only.
-        match changes.keep_derived_entity_fields || !rebuilt.same_but_derived(&entity) {
+        match changes.keep_derived_entity_fields || !same_but_derived {
             true => changes.record(
                 format!("entity:{id}"),
                 Some(to_value(&entity)),
