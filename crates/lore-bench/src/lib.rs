@@ -49,6 +49,10 @@ pub struct IngestStats {
     /// where the backend does not count them): the ingest's work, whatever the machine's speed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statements_per_meeting: Option<f64>,
+    /// Knowledge rows the ingest wrote or removed per meeting (`Store::write_operations`: the log
+    /// store's log operations; absent where the backend does not count them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knowledge_ops_per_meeting: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -66,6 +70,10 @@ pub struct BenchReport {
     /// them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statements_per_delete: Option<f64>,
+    /// Knowledge rows a committed cascade delete wrote or removed, on average
+    /// (`Store::write_operations`; absent where the backend does not count them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knowledge_ops_per_delete: Option<f64>,
     /// Per graph operation, the answers' sizes over the same targets (nodes and edges at p50, p95
     /// and the largest), so that graph timings can be read against the neighborhoods they return.
     pub graph_sizes: BTreeMap<String, BTreeMap<String, usize>>,
@@ -187,7 +195,7 @@ pub fn median_of_runs(runs: Vec<BenchReport>) -> Option<BenchReport> {
 pub fn check_targets(report: &mut BenchReport, config: &BenchConfig) {
     report.target_checks.clear();
     let full_run = config.meetings.is_none() && !config.reads_only;
-    if report.backend != "sqlite" || report.scale != 1 || !full_run {
+    if !report.backend.starts_with("sqlite") || report.scale != 1 || !full_run {
         return;
     }
     for (op, target) in P95_TARGETS_US {
@@ -391,6 +399,7 @@ fn populate(
     let registry = lore_core::Registry::builtin();
     let started = Instant::now();
     let statements_before = engine.store().write_statements();
+    let operations_before = engine.store().write_operations();
     let mut candidates = 0usize;
     let mut halfway = None;
     let batch = config.batch.max(1);
@@ -443,6 +452,11 @@ fn populate(
         statements_per_meeting: per_operation(
             statements_before,
             engine.store().write_statements(),
+            dataset.bundles.len(),
+        ),
+        knowledge_ops_per_meeting: per_operation(
+            operations_before,
+            engine.store().write_operations(),
             dataset.bundles.len(),
         ),
     };
@@ -691,13 +705,13 @@ fn measure_all(
         })?,
     );
 
-    let mut statements_per_delete = None;
+    let (mut statements_per_delete, mut knowledge_ops_per_delete) = (None, None);
     if !config.reads_only {
         let people: Vec<&lore_engine::EntityRow> = entities
             .iter()
             .filter(|e| e.kind == lore_core::EntityKind::Person)
             .collect();
-        statements_per_delete = measure_writes(
+        (statements_per_delete, knowledge_ops_per_delete) = measure_writes(
             engine,
             config,
             &Writes {
@@ -740,6 +754,7 @@ fn measure_all(
         ingest,
         db_bytes_per_1000_claims: None,
         statements_per_delete,
+        knowledge_ops_per_delete,
         graph_sizes,
         prewarm_ms,
         indexes_ready_ms,
@@ -785,7 +800,7 @@ fn per_operation(before: Option<u64>, after: Option<u64>, operations: usize) -> 
 }
 
 /// The cascade delete (rolled back, then committed) and the graph index rebuild after a write;
-/// returns the statements per committed delete.
+/// returns the statements and the knowledge operations per committed delete.
 fn measure_writes(
     engine: &Engine,
     config: &BenchConfig,
@@ -793,7 +808,7 @@ fn measure_writes(
     rng: &mut Rng,
     ops: &mut BTreeMap<String, OpStats>,
     progress: &mut impl FnMut(&str),
-) -> Result<Option<f64>, String> {
+) -> Result<(Option<f64>, Option<f64>), String> {
     progress("measuring deletions");
     // Meeting rows only (`Engine::list_meetings` also counts every meeting's segments).
     let meetings = engine
@@ -825,6 +840,7 @@ fn measure_writes(
     }
     let mut samples = Vec::with_capacity(unique.len());
     let statements_before = engine.store().write_statements();
+    let operations_before = engine.store().write_operations();
     for id in unique.iter().skip(warmup) {
         let started = Instant::now();
         engine
@@ -835,6 +851,11 @@ fn measure_writes(
     let statements = per_operation(
         statements_before,
         engine.store().write_statements(),
+        samples.len(),
+    );
+    let operations = per_operation(
+        operations_before,
+        engine.store().write_operations(),
         samples.len(),
     );
     ops.insert("cascade_delete".to_string(), stats(samples));
@@ -873,7 +894,7 @@ fn measure_writes(
     ops.insert("graph_after_write".to_string(), stats(after_write));
     ops.insert("graph_index_rebuild".to_string(), stats(rebuilds));
 
-    Ok(statements)
+    Ok((statements, operations))
 }
 
 #[cfg(test)]
@@ -903,9 +924,11 @@ mod tests {
                 seconds: 300_000.0 / claims_per_s,
                 batch: 32,
                 statements_per_meeting: Some(680.2),
+                knowledge_ops_per_meeting: None,
             }),
             db_bytes_per_1000_claims: Some(claims_per_s as u64),
             statements_per_delete: Some(443.2),
+            knowledge_ops_per_delete: None,
             graph_sizes: BTreeMap::new(),
             prewarm_ms: claims_per_s / 1_000.0,
             indexes_ready_ms: 150.0,

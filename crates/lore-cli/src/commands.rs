@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use lore_core::Ts;
 use lore_engine::{Engine, EngineError, ManualClaim, ShowOptions, SourceRef};
-use lore_store::SqliteStore;
+use lore_store::{LogStore, SqliteStore};
 
 use crate::output;
 
@@ -247,7 +247,9 @@ pub enum Command {
         /// Dataset size: 1 = 1,000 meetings and ~10,000 claims
         #[arg(long, default_value_t = 1)]
         scale: usize,
-        /// sqlite (a fresh file in the temp folder) or postgres (the empty database --db names)
+        /// sqlite (Lore's embedded store on a fresh file in the temp folder), sqlite-tables (the same
+        /// file kept by the tables' store, as Lore kept it before the log store) or postgres (the
+        /// empty database --db names)
         #[arg(long, default_value = "sqlite")]
         backend: String,
         /// Targets measured per operation
@@ -408,8 +410,7 @@ pub fn open_store(db: &str) -> anyhow::Result<Box<dyn lore_store::Store>> {
             )));
         }
     }
-    let store = SqliteStore::open(path).with_context(|| format!("cannot open database {db}"))?;
-    Ok(Box::new(store))
+    lore_store::open_embedded(path).with_context(|| format!("cannot open database {db}"))
 }
 
 /// A database URL fit for messages: the password replaced by `***`.
@@ -1012,7 +1013,7 @@ fn bench(
     if !(1..=1000).contains(&scale) {
         bail!(BadInput("--scale must be between 1 and 1000".into()));
     }
-    if runs > 1 && backend != "sqlite" && !matches!(place, BenchFile::Existing(_)) {
+    if runs > 1 && backend == "postgres" && !matches!(place, BenchFile::Existing(_)) {
         bail!(BadInput(
             "--runs needs a fresh database for every run: use it on SQLite, or with --reads-only"
                 .into()
@@ -1052,11 +1053,11 @@ fn bench_run(
                 )));
             }
             (
-                Engine::new(Box::new(SqliteStore::open(path)?)).with_clock(clock()?),
+                Engine::new(lore_store::open_embedded(path)?).with_clock(clock()?),
                 None,
             )
         }
-        ("sqlite", _) => {
+        ("sqlite" | "sqlite-tables", _) => {
             let path =
                 std::env::temp_dir().join(format!("lore-bench-{}-{scale}.db", std::process::id()));
             remove_database_files(&path);
@@ -1065,17 +1066,18 @@ fn bench_run(
                 keep: matches!(place, BenchFile::Kept),
             };
             files.on_interrupt();
-            (
-                Engine::new(Box::new(SqliteStore::open(&files.path)?)).with_clock(clock()?),
-                Some(files),
-            )
+            let store: Box<dyn lore_store::Store> = match backend {
+                "sqlite" => Box::new(LogStore::open(&files.path)?),
+                _ => Box::new(SqliteStore::open(&files.path)?),
+            };
+            (Engine::new(store).with_clock(clock()?), Some(files))
         }
         ("postgres", _) if is_postgres_url(db) => (open_engine(db)?, None),
         ("postgres", _) => bail!(BadInput(
             "--backend postgres needs --db postgres://... naming an empty database".into()
         )),
         (other, _) => bail!(BadInput(format!(
-            "unknown backend '{other}'; use sqlite or postgres"
+            "unknown backend '{other}'; use sqlite, sqlite-tables or postgres"
         ))),
     };
     // The engine is dropped (the database closed) before the file is removed, on every path.

@@ -235,6 +235,18 @@ pub fn bench_table(report: &lore_bench::BenchReport) -> String {
             "statements run by writes: {per_meeting:.1} per meeting ingested, {per_delete:.1} per committed delete"
         );
     }
+    let ops_per_meeting = report
+        .ingest
+        .as_ref()
+        .and_then(|ingest| ingest.knowledge_ops_per_meeting);
+    if let (Some(per_meeting), Some(per_delete)) =
+        (ops_per_meeting, report.knowledge_ops_per_delete)
+    {
+        let _ = writeln!(
+            out,
+            "knowledge rows written or removed: {per_meeting:.1} per meeting ingested, {per_delete:.1} per committed delete"
+        );
+    }
     if let Some(bytes) = report.db_bytes_per_1000_claims {
         let _ = writeln!(out, "database size: {bytes} bytes per 1,000 claims");
     }

@@ -127,11 +127,10 @@ pub fn backup(db: &str, file: &Path, json: bool) -> anyhow::Result<()> {
             file.display()
         )));
     }
-    let store = SqliteStore::open(path).with_context(|| format!("cannot open database {db}"))?;
-    store
-        .backup_to(file)
+    // Opening the store first migrates an older file, so the copy has this build's schema.
+    drop(lore_store::open_embedded(path).with_context(|| format!("cannot open database {db}"))?);
+    SqliteStore::backup_file(path, file)
         .with_context(|| format!("cannot back up to {}", file.display()))?;
-    drop(store);
     let problems = SqliteStore::verify_file(file)?;
     if !problems.is_empty() {
         bail!(

@@ -53,6 +53,7 @@ pub(crate) type GraphBuilds = owner_builds::OwnerBuilds<GraphIndex>;
 /// second, so a one-shot `lore graph` never pays for a whole scan to answer one neighborhood.
 pub(crate) const GRAPH_BUILD_AFTER_READS: u32 = 2;
 
+pub use sqlite::log_store::{open_embedded, LogStore};
 pub use sqlite::{hot_queries, SqliteStore, PREWARM};
 
 /// Rows stored for one meeting (`Tx::meeting_counts`).
@@ -297,6 +298,14 @@ pub trait Store: Send + Sync {
     /// a write's statements are a measure of its work that does not depend on the machine's speed
     /// or load.
     fn write_statements(&self) -> Option<u64> {
+        None
+    }
+
+    /// How many knowledge rows write transactions have written or removed since the store opened
+    /// (committed or not), or `None` where the backend does not keep its knowledge as row changes
+    /// of its own (the log store does: each is an operation of its log). Like `write_statements`, a
+    /// measure of a write's work that does not depend on the machine.
+    fn write_operations(&self) -> Option<u64> {
         None
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use lore_core::Ts;
 use lore_engine::Engine;
-use lore_store::SqliteStore;
+use lore_store::{LogStore, SqliteStore};
 
 /// A settable clock for tests.
 #[derive(Clone)]
@@ -25,31 +25,50 @@ impl TestClock {
     }
 }
 
-/// An engine over a real SQLite file in a fresh temporary folder.
+fn clocked(store: Box<dyn lore_store::Store>, clock: &TestClock) -> Engine {
+    let shared = clock.0.clone();
+    Engine::new(store).with_clock(Arc::new(move || *shared.lock().unwrap()))
+}
+
+/// An engine over Lore's embedded store (the log store) on a real SQLite file in a fresh temporary
+/// folder.
 pub fn file_engine(clock: &TestClock) -> (Engine, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = SqliteStore::open(&dir.path().join("lore.db")).expect("open sqlite");
-    let shared = clock.0.clone();
-    let engine = Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()));
-    (engine, dir)
+    let store = LogStore::open(&dir.path().join("lore.db")).expect("open the log store");
+    (clocked(Box::new(store), clock), dir)
 }
 
-/// An engine over a private in-memory SQLite database (fast, for property tests).
+/// An engine over the tables' store (`SqliteStore`) on a real SQLite file.
+pub fn tables_engine(clock: &TestClock) -> (Engine, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::open(&dir.path().join("lore.db")).expect("open sqlite");
+    (clocked(Box::new(store), clock), dir)
+}
+
+/// An engine over the log store on a private in-memory SQLite database (fast, for property tests).
 pub fn memory_engine(clock: &TestClock) -> Engine {
+    let store = LogStore::open_in_memory(std::env::temp_dir().join("lore-test-blobs"))
+        .expect("open the log store");
+    clocked(Box::new(store), clock)
+}
+
+/// The same over the tables' store.
+pub fn memory_tables_engine(clock: &TestClock) -> Engine {
     let store = SqliteStore::open_in_memory(std::env::temp_dir().join("lore-test-blobs"))
         .expect("open sqlite");
-    let shared = clock.0.clone();
-    Engine::new(Box::new(store)).with_clock(Arc::new(move || *shared.lock().unwrap()))
+    clocked(Box::new(store), clock)
 }
 
-/// One engine per available backend: SQLite always, PostgreSQL when `LORE_TEST_PG_URL` is set
-/// (a fresh database each). The folder keeps SQLite's file and the blobs alive.
+/// One engine per available backend: the log store and the tables' store on SQLite files always,
+/// PostgreSQL when `LORE_TEST_PG_URL` is set (a fresh database each). The folder keeps the file
+/// and the blobs alive.
 pub fn backend_engines(
     clock: &TestClock,
     test: &str,
 ) -> Vec<(&'static str, Engine, tempfile::TempDir)> {
-    let (sqlite, dir) = file_engine(clock);
-    let mut engines = vec![("sqlite", sqlite, dir)];
+    let (log, dir) = file_engine(clock);
+    let (tables, tables_dir) = tables_engine(clock);
+    let mut engines = vec![("log", log, dir), ("sqlite", tables, tables_dir)];
     if let Some(base) = lore_store::testing::pg_test_url(test) {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = lore_store::PostgresStore::open(

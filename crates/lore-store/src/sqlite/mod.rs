@@ -1,6 +1,7 @@
 //! The SQLite backend: one file in WAL mode, `BEGIN IMMEDIATE` write transactions, foreign keys on.
 
 mod graph_scan;
+pub(crate) mod log_store;
 mod page_index;
 mod planner;
 mod read_cache;
@@ -30,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v6.sql"),
     include_str!("schema_v7.sql"),
     include_str!("schema_v8.sql"),
+    include_str!("schema_v9.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -198,6 +200,26 @@ fn backend(error: rusqlite::Error) -> StoreError {
 impl SqliteStore {
     /// Opens (creating and migrating if needed) the database file; blobs live in `<file>.blobs/`.
     pub fn open(path: &Path) -> StoreResult<SqliteStore> {
+        let mut store = SqliteStore::open_unbuilt(path)?;
+        log_store::claim_format(&store, log_store::FORMAT_TABLES)?;
+        store.graphs = Some(start_builds(
+            path,
+            "lore-graph-index",
+            crate::GRAPH_BUILD_AFTER_READS,
+            |tx| tx.scan_graph_index(),
+        )?);
+        store.pages = Some(start_builds(
+            path,
+            "lore-entity-pages",
+            page_index::BUILD_AFTER_READS,
+            |tx| tx.scan_page_index(),
+        )?);
+        Ok(store)
+    }
+
+    /// The file with its reader and checkpointer, without the threads that build indexes from the
+    /// tables (the log store keeps its knowledge in memory and builds its own).
+    fn open_unbuilt(path: &Path) -> StoreResult<SqliteStore> {
         let connection = Connection::open(path).map_err(backend)?;
         let mut blob_dir = path.as_os_str().to_owned();
         blob_dir.push(".blobs");
@@ -215,18 +237,6 @@ impl SqliteStore {
             .pragma_update(None, "journal_size_limit", WRITER_LOG_LIMIT_BYTES)
             .map_err(backend)?;
         store.checkpointer = Some(Checkpointer::start(path)?);
-        store.graphs = Some(start_builds(
-            path,
-            "lore-graph-index",
-            crate::GRAPH_BUILD_AFTER_READS,
-            |tx| tx.scan_graph_index(),
-        )?);
-        store.pages = Some(start_builds(
-            path,
-            "lore-entity-pages",
-            page_index::BUILD_AFTER_READS,
-            |tx| tx.scan_page_index(),
-        )?);
         Ok(store)
     }
 
@@ -281,6 +291,24 @@ impl SqliteStore {
         let connection = self.lock()?;
         connection
             .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(backend)
+    }
+
+    /// Writes a consistent copy of the database file at `path` to `target` (`VACUUM INTO`), whichever
+    /// store keeps its knowledge, on a connection of its own (writers wait for the copy).
+    pub fn backup_file(path: &Path, target: &Path) -> StoreResult<()> {
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(backend)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+        let target = target
+            .to_str()
+            .ok_or_else(|| StoreError::Backend("backup path is not UTF-8".into()))?;
+        connection
+            .execute("VACUUM INTO ?1", [target])
+            .map(|_| ())
             .map_err(backend)
     }
 
@@ -885,7 +913,7 @@ impl Store for SqliteStore {
     }
 
     fn backend_name(&self) -> &'static str {
-        "sqlite"
+        "sqlite-tables"
     }
 
     /// Walks the per-entity b-trees on the reader connection, one statement at a time, releasing the

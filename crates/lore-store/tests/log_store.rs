@@ -1,0 +1,140 @@
+//! The backend conformance suite on the log store (Lore's embedded store), on a real file (WAL) and
+//! an in-memory database, and what the log itself promises: a failed or panicking write leaves
+//! nothing in memory, each store refuses the other's file, and a damaged log entry is an error
+//! (the engine's `tests/log_store.rs` reopens files and shares them between connections).
+
+use lore_store::{conformance, LogStore, SqliteStore, Store};
+
+const OWNER: &str = "alice";
+
+#[test]
+fn log_store_file_passes_the_conformance_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = std::cell::Cell::new(0);
+    conformance::run_all(&|| {
+        counter.set(counter.get() + 1);
+        Box::new(LogStore::open(&dir.path().join(format!("db{}.sqlite", counter.get()))).unwrap())
+            as Box<dyn Store>
+    });
+}
+
+#[test]
+fn log_store_memory_passes_the_conformance_suite() {
+    conformance::run_all(&|| {
+        Box::new(LogStore::open_in_memory(std::env::temp_dir()).unwrap()) as Box<dyn Store>
+    });
+}
+
+/// A write that fails, or panics, halfway leaves memory as the database is: the next transaction
+/// reads the state from before it.
+#[test]
+fn a_failed_or_panicking_write_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = LogStore::open(&path).unwrap();
+    let sample = lore_store::conformance::sample_entity;
+    store
+        .write(OWNER, &mut |tx| tx.upsert_entity(&sample("e1")))
+        .unwrap();
+    let failed = store.write(OWNER, &mut |tx| {
+        tx.upsert_entity(&sample("e2"))?;
+        tx.delete_entity("e1")?;
+        Err(lore_store::StoreError::Conflict("stop".into()))
+    });
+    assert!(failed.is_err());
+    let panicked = store.write(OWNER, &mut |tx| {
+        tx.upsert_entity(&sample("e3"))?;
+        panic!("a bug in the middle of a write");
+    });
+    let message = panicked
+        .expect_err("a panic is the write's error")
+        .to_string();
+    assert!(message.contains("a bug in the middle"), "{message}");
+    let mut found = Vec::new();
+    store
+        .read(OWNER, &mut |tx| {
+            found = tx.list_entities()?.into_iter().map(|e| e.id).collect();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(found, vec!["e1".to_string()]);
+    assert!(store.integrity_problems().unwrap().is_empty());
+}
+
+/// Each store keeps its own files: the tables' store refuses a log store's file and the other way
+/// round, and `open_embedded` opens each with its own store.
+#[test]
+fn each_store_refuses_the_others_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, tables) = (dir.path().join("log.db"), dir.path().join("tables.db"));
+    let sample = lore_store::conformance::sample_entity;
+    let log_store = LogStore::open(&log).unwrap();
+    log_store
+        .write(OWNER, &mut |tx| tx.upsert_entity(&sample("e1")))
+        .unwrap();
+    drop(log_store);
+    let tables_store = SqliteStore::open(&tables).unwrap();
+    tables_store
+        .write(OWNER, &mut |tx| tx.upsert_entity(&sample("e1")))
+        .unwrap();
+    drop(tables_store);
+    assert!(matches!(
+        SqliteStore::open(&log),
+        Err(lore_store::StoreError::Conflict(_))
+    ));
+    let refused = LogStore::open(&tables)
+        .err()
+        .expect("a tables file is refused");
+    assert!(refused.to_string().contains("lore migrate"), "{refused}");
+    for path in [&log, &tables] {
+        let store = lore_store::open_embedded(path).unwrap();
+        let mut found = None;
+        store
+            .read(OWNER, &mut |tx| {
+                found = tx.find_entity("e1")?;
+                Ok(())
+            })
+            .unwrap();
+        assert!(found.is_some(), "{}", path.display());
+    }
+    assert_eq!(
+        lore_store::open_embedded(&log).unwrap().backend_name(),
+        "sqlite"
+    );
+    assert_eq!(
+        lore_store::open_embedded(&tables).unwrap().backend_name(),
+        "sqlite-tables"
+    );
+}
+
+/// A log entry damaged on disk is reported, with the owner and the entry, when the owner is
+/// loaded; nothing panics.
+#[test]
+fn a_damaged_log_entry_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = LogStore::open(&path).unwrap();
+    store
+        .write(OWNER, &mut |tx| {
+            tx.upsert_entity(&lore_store::conformance::sample_entity("e1"))
+        })
+        .unwrap();
+    drop(store);
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute(
+        "UPDATE knowledge_log SET ops = substr(ops, 1, length(ops) - 3) WHERE owner = ?1",
+        [OWNER],
+    )
+    .unwrap();
+    drop(raw);
+    let store = LogStore::open(&path).unwrap();
+    let error = store
+        .read(OWNER, &mut |_| Ok(()))
+        .expect_err("a damaged entry");
+    assert!(
+        error
+            .to_string()
+            .contains("knowledge log of alice, entry 1"),
+        "{error}"
+    );
+}
