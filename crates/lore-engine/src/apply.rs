@@ -28,9 +28,9 @@ pub struct Changes {
     /// scratch.
     pub mentioned: BTreeSet<String>,
     /// First-seen state of every changed row, keyed `table:id` (`null` when the row is new).
-    before: BTreeMap<String, Value>,
+    before: BTreeMap<String, Snap>,
     /// Last state of every changed row (`null` when the row is gone).
-    after: BTreeMap<String, Value>,
+    after: BTreeMap<String, Snap>,
     /// Blobs that may have lost their last attachment.
     pub released_blobs: BTreeSet<String>,
     pub diagnostics: Vec<String>,
@@ -42,6 +42,13 @@ pub struct Changes {
     /// instant and would remove every row settling recorded.
     pub replays_history: bool,
     pub loaded_slots: HashMap<SlotKey, LoadedSlot>,
+    /// For each slot that lost evidence rows (`remove_evidence`), the earliest time one of them was
+    /// recorded: before it, the slot's facts as they were recorded are unchanged, so its status
+    /// history needs replaying from there on only (`temporal::rebuild_slot_histories`).
+    pub erased_from: HashMap<SlotKey, Ts>,
+    /// A claim moved to another entity (`identity::repoint_claim`): its facts changed at every
+    /// time, so every touched slot's history is replayed whole.
+    pub claims_repointed: bool,
     /// The revisions that recorded a removed meeting's content (its ingests and extractions, from
     /// its extraction runs), for erasure (`erase_source_from_revisions`).
     pub source_revisions: BTreeSet<String>,
@@ -56,6 +63,45 @@ pub struct Changes {
     /// Entities were rebuilt whose rows changed in derived fields only, which no revision records
     /// (see `refresh_entity_with`): the mutation still changed rows (`is_empty`).
     derived_only: bool,
+}
+
+/// A row's state as a revision records it: a typed row is kept as it is and turned into JSON once,
+/// when the revision is written (a claim settled several times in one mutation is serialized once,
+/// and a first state already recorded is never serialized at all).
+pub enum Snap {
+    Json(Value),
+    Row(Box<dyn SnapRow>),
+}
+
+/// A typed row a revision may record.
+pub trait SnapRow: Send {
+    fn to_json(&self) -> Value;
+}
+
+impl<T: serde::Serialize + Send> SnapRow for T {
+    fn to_json(&self) -> Value {
+        to_value(self)
+    }
+}
+
+impl Snap {
+    fn into_json(self) -> Value {
+        match self {
+            Snap::Json(value) => value,
+            Snap::Row(row) => row.to_json(),
+        }
+    }
+
+    fn is_null(&self) -> bool {
+        matches!(self, Snap::Json(Value::Null))
+    }
+
+    fn typed<T: serde::Serialize + Send + 'static>(row: Option<T>) -> Snap {
+        match row {
+            Some(row) => Snap::Row(Box::new(row)),
+            None => Snap::Json(Value::Null),
+        }
+    }
 }
 
 /// A slot as `settle` read it: its claims, their evidence by claim, and its supersedes links.
@@ -86,18 +132,38 @@ impl Changes {
     pub fn record(&mut self, key: String, before: Option<Value>, after: Option<Value>) {
         self.before
             .entry(key.clone())
-            .or_insert(before.unwrap_or(Value::Null));
-        self.after.insert(key, after.unwrap_or(Value::Null));
+            .or_insert(Snap::Json(before.unwrap_or(Value::Null)));
+        self.after
+            .insert(key, Snap::Json(after.unwrap_or(Value::Null)));
     }
 
-    /// Records a typed row change (`None` = absent).
-    pub fn record_row<T: serde::Serialize>(
+    /// Records a typed row change (`None` = absent); the rows are copied, and serialized only when
+    /// the revision is written (the first state only when the row had none recorded yet).
+    pub fn record_row<T: serde::Serialize + Clone + Send + 'static>(
         &mut self,
         key: String,
         before: Option<&T>,
         after: Option<&T>,
     ) {
-        self.record(key, before.map(to_value), after.map(to_value));
+        if !self.before.contains_key(&key) {
+            self.before
+                .insert(key.clone(), Snap::typed(before.cloned()));
+        }
+        self.after.insert(key, Snap::typed(after.cloned()));
+    }
+
+    /// `record_row` taking the last state by value.
+    pub fn record_owned<T: serde::Serialize + Clone + Send + 'static>(
+        &mut self,
+        key: String,
+        before: Option<&T>,
+        after: Option<T>,
+    ) {
+        if !self.before.contains_key(&key) {
+            self.before
+                .insert(key.clone(), Snap::typed(before.cloned()));
+        }
+        self.after.insert(key, Snap::typed(after));
     }
 
     /// A claim changed: its slot is re-evaluated and its subject rebuilt from scratch. The entities
@@ -181,7 +247,10 @@ impl Changes {
         self.before = std::mem::take(&mut self.before)
             .into_iter()
             .map(|(key, row)| match erase(&key) {
-                true => (erased_key(key), identifying_fields(row)),
+                true => (
+                    erased_key(key),
+                    Snap::Json(identifying_fields(row.into_json())),
+                ),
                 false => (key, row),
             })
             .collect();
@@ -196,6 +265,15 @@ impl Changes {
             .collect()
     }
 
+    /// From when each touched slot's status history must be replayed (none: from its start):
+    /// `erased_from`, unless a claim moved between entities.
+    pub fn history_replay_from(&self) -> HashMap<SlotKey, Ts> {
+        match self.claims_repointed {
+            true => HashMap::new(),
+            false => self.erased_from.clone(),
+        }
+    }
+
     /// Writes the revision for this mutation and returns its id.
     pub fn write_revision(
         &mut self,
@@ -208,8 +286,13 @@ impl Changes {
         let id = new_revision_id();
         // The snapshots move into the revision and back: a cascade delete's snapshot holds every
         // removed row, and cloning it cost more than writing it.
-        let snapshot = |map: &mut BTreeMap<String, Value>| {
-            Value::Object(std::mem::take(map).into_iter().collect())
+        let snapshot = |map: &mut BTreeMap<String, Snap>| {
+            Value::Object(
+                std::mem::take(map)
+                    .into_iter()
+                    .map(|(key, row)| (key, row.into_json()))
+                    .collect(),
+            )
         };
         let (mut before, mut after) = (snapshot(&mut self.before), snapshot(&mut self.after));
         if !self.keep_derived_entity_fields {
@@ -226,7 +309,10 @@ impl Changes {
         };
         let written = tx.insert_revision(&revision);
         let restore = |value: Value| match value {
-            Value::Object(map) => map.into_iter().collect(),
+            Value::Object(map) => map
+                .into_iter()
+                .map(|(key, row)| (key, Snap::Json(row)))
+                .collect(),
             _ => BTreeMap::new(),
         };
         self.before = restore(revision.before);
@@ -646,11 +732,7 @@ fn reevaluate_slot(
             }
             let mut updated = claim.clone();
             updated.derived = derived.clone();
-            changes.record(
-                format!("claim:{}", claim.id),
-                Some(to_value(claim)),
-                Some(to_value(&updated)),
-            );
+            changes.record_owned(format!("claim:{}", claim.id), Some(claim), Some(updated));
             // Only a change of status changes which claims the subject's projection shows.
             match derived.status == claim.derived.status {
                 true => changes.touch_claim_evidence(claim),
@@ -777,7 +859,7 @@ fn refresh_entity_with(
                 tx.delete_suggestion(&suggestion.id)?;
             }
         }
-        changes.record(format!("entity:{id}"), Some(to_value(&entity)), None);
+        changes.record_row(format!("entity:{id}"), Some(&entity), None);
         return Ok(false);
     }
     let renamed = rebuilt.display_name() != entity.display_name();
@@ -795,11 +877,7 @@ fn refresh_entity_with(
         // recorded earlier in the mutation keeps its recorded last state, which differs from this
         // one in derived fields only.
         match changes.keep_derived_entity_fields || !same_but_derived {
-            true => changes.record(
-                format!("entity:{id}"),
-                Some(to_value(&entity)),
-                Some(to_value(&rebuilt)),
-            ),
+            true => changes.record_row(format!("entity:{id}"), Some(&entity), Some(&rebuilt)),
             false => changes.derived_only = true,
         }
     }
@@ -938,15 +1016,26 @@ pub fn remove_evidence(
     tx.delete_evidence_many(&ids)?;
     let mut claim_ids = BTreeSet::new();
     for row in evidence {
-        changes.record(format!("evidence:{}", row.id), Some(to_value(row)), None);
+        changes.record_row(format!("evidence:{}", row.id), Some(row), None);
         claim_ids.insert(row.claim.clone());
     }
     let claim_ids: Vec<String> = claim_ids.into_iter().collect();
+    let mut earliest: HashMap<&str, Ts> = HashMap::new();
+    for row in evidence {
+        let at = earliest
+            .entry(row.claim.as_str())
+            .or_insert(row.recorded_at);
+        *at = (*at).min(row.recorded_at);
+    }
     let unsupported: BTreeSet<String> = tx
         .list_claims_without_evidence(&claim_ids)?
         .into_iter()
         .collect();
     for claim in tx.find_claims(&claim_ids)? {
+        if let Some(at) = earliest.get(claim.id.as_str()) {
+            let from = changes.erased_from.entry(claim.slot()).or_insert(*at);
+            *from = (*from).min(*at);
+        }
         if !unsupported.contains(&claim.id) || claim.retracted_at.is_some() {
             changes.touch_claim_evidence(&claim);
             continue;
@@ -955,7 +1044,7 @@ pub fn remove_evidence(
         tx.delete_claim(&claim.id)?;
         // Deleting a missing review-queue entry is a no-op.
         tx.delete_suggestion(&conflict_suggestion_id(&claim.id))?;
-        changes.record(format!("claim:{}", claim.id), Some(to_value(&claim)), None);
+        changes.record_row(format!("claim:{}", claim.id), Some(&claim), None);
     }
     Ok(())
 }
@@ -979,18 +1068,14 @@ pub fn remove_meeting(
         if let Some(entity) = &link.entity {
             changes.touch_mention(entity);
         }
-        changes.record(
-            format!("resource_link:{}", link.id),
-            Some(to_value(&link)),
-            None,
-        );
+        changes.record_row(format!("resource_link:{}", link.id), Some(&link), None);
     }
     for task in tx.list_tasks_by_meeting(&meeting.id)? {
         tx.delete_task(&task.id)?;
         for entity in task.assignee.iter().chain(task.project.iter()) {
             changes.touch_mention(entity);
         }
-        changes.record(format!("task:{}", task.id), Some(to_value(&task)), None);
+        changes.record_row(format!("task:{}", task.id), Some(&task), None);
     }
     for participant in tx.list_participants(&meeting.id)? {
         if let Some(person) = &participant.person_entity {
@@ -1007,10 +1092,6 @@ pub fn remove_meeting(
     );
     tx.delete_runs_by_meeting(&meeting.id)?;
     tx.delete_meeting(&meeting.id)?;
-    changes.record(
-        format!("meeting:{}", meeting.id),
-        Some(to_value(meeting)),
-        None,
-    );
+    changes.record_row(format!("meeting:{}", meeting.id), Some(meeting), None);
     Ok(())
 }

@@ -362,7 +362,8 @@ pub(crate) fn cascade_delete(
     settle(tx, &mut changes, now)?;
     // Erasure wins over history: rewrite the touched slots' status history from what is left.
     let mut loaded = std::mem::take(&mut changes.loaded_slots);
-    crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded)?;
+    let from = changes.history_replay_from();
+    crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded, &from)?;
     let deleted = changes.changed_claims();
     if snapshot == Snapshot::Erased {
         // Earlier revisions that copied the source's rows (its ingests, a merge or re-keyed person

@@ -315,6 +315,7 @@ fn repoint_claim(
     changes: &mut Changes,
     pending_links: &mut Vec<SupersedesLink>,
 ) -> EngineResult<String> {
+    changes.claims_repointed = true;
     let swap = |id: &String| {
         if id == from {
             to.to_string()

@@ -595,11 +595,7 @@ fn ingest_in_tx(
         content_hash: bundle.content_hash.clone(),
     };
     tx.insert_meeting(&meeting)?;
-    changes.record(
-        format!("meeting:{meeting_id}"),
-        None,
-        serde_json::to_value(&meeting).ok(),
-    );
+    changes.record_row(format!("meeting:{meeting_id}"), None, Some(&meeting));
 
     let mut scope = MeetingScope {
         meeting_id: &meeting_id,
@@ -766,10 +762,10 @@ fn ingest_in_tx(
             last_seen_at: input.started_at,
         };
         tx.upsert_resource_link(&resource)?;
-        changes.record(
+        changes.record_row(
             format!("resource_link:{}", resource.id),
             None,
-            serde_json::to_value(&resource).ok(),
+            Some(&resource),
         );
     }
 
@@ -811,10 +807,10 @@ fn ingest_in_tx(
                 last_seen_at: seen_at,
             };
             tx.upsert_resource_link(&resource)?;
-            changes.record(
+            changes.record_row(
                 format!("resource_link:{}", resource.id),
                 None,
-                serde_json::to_value(&resource).ok(),
+                Some(&resource),
             );
         }
     }
@@ -860,7 +856,13 @@ fn ingest_in_tx(
     }
     crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
-        crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut Default::default())?;
+        let from = changes.history_replay_from();
+        crate::temporal::rebuild_slot_histories(
+            tx,
+            &touched_slots,
+            &mut Default::default(),
+            &from,
+        )?;
         // What only the earlier content said leaves the history with it (erasure, SPEC 4): from
         // the revisions that copied those rows (a merge that moved its evidence), and from this one.
         // A row of the meeting elsewhere (a merge re-derives evidence ids) is the earlier
@@ -986,11 +988,7 @@ pub(crate) fn store_tasks(
         changes
             .entities
             .extend(stored.assignee.iter().chain(stored.project.iter()).cloned());
-        changes.record(
-            format!("task:{}", stored.id),
-            None,
-            serde_json::to_value(&stored).ok(),
-        );
+        changes.record_row(format!("task:{}", stored.id), None, Some(&stored));
     }
     Ok(())
 }
@@ -1277,11 +1275,7 @@ fn store_candidate(
         recorded_at,
     };
     if tx.insert_evidence(&evidence)? {
-        changes.record(
-            format!("evidence:{}", evidence.id),
-            None,
-            serde_json::to_value(&evidence).ok(),
-        );
+        changes.record_row(format!("evidence:{}", evidence.id), None, Some(&evidence));
     }
     if matches!(definition.object, ObjectSpec::Resource) {
         if let Some(normalized) = candidate
@@ -1308,11 +1302,7 @@ fn store_candidate(
                 last_seen_at: evidence.observed_at,
             };
             tx.upsert_resource_link(&link)?;
-            changes.record(
-                format!("resource_link:{}", link.id),
-                None,
-                serde_json::to_value(&link).ok(),
-            );
+            changes.record_row(format!("resource_link:{}", link.id), None, Some(&link));
         }
     }
     for target in &candidate.supersedes {
@@ -1387,11 +1377,7 @@ pub fn upsert_claim(
         },
     };
     tx.insert_claim(&claim)?;
-    changes.record(
-        format!("claim:{}", claim.id),
-        None,
-        serde_json::to_value(&claim).ok(),
-    );
+    changes.record_row(format!("claim:{}", claim.id), None, Some(&claim));
     changes.touch_claim(&claim);
     Ok(claim)
 }

@@ -11,6 +11,57 @@ use serde_json::{json, Value};
 use crate::apply::{load_slot, rebuild_entity};
 use crate::{Engine, EngineResult};
 
+/// A status history as `--known-at` reads it: at each instant its last row, and only where the state
+/// changed.
+fn as_read(history: &[StatusChange]) -> Vec<&StatusChange> {
+    let mut read: Vec<&StatusChange> = Vec::new();
+    for row in history {
+        if read
+            .last()
+            .is_some_and(|last| last.recorded_at == row.recorded_at)
+        {
+            read.pop();
+        }
+        if read.last().map(|last| &last.derived) != Some(&row.derived) {
+            read.push(row);
+        }
+    }
+    read
+}
+
+/// Checks that every slot's status history reads as its facts replayed in the order they were
+/// recorded (`temporal::replay_slot_history`): the same state at every instant. Holds while the
+/// clock moves forward and nothing moved claims between entities (a merge or a re-keyed person
+/// starts a moved claim's history afresh): what a deletion's replay from its earliest erased fact
+/// on relies on (`Changes::history_replay_from`). Several writes at one instant, as a batch with
+/// a fixed clock makes, may leave rows before the last one of that instant.
+pub fn check_status_histories(engine: &Engine, owner: &str) -> EngineResult<Vec<String>> {
+    engine.read(owner, |tx| {
+        let mut problems = Vec::new();
+        let claims = tx.list_claims()?;
+        let slots: BTreeSet<SlotKey> = claims.iter().map(Claim::slot).collect();
+        for slot in &slots {
+            let loaded = crate::apply::LoadedSlot::read(tx, slot)?;
+            let histories =
+                crate::apply::group_by_claim(tx.list_status_changes_by_slot(slot)?, |row| {
+                    &row.claim
+                });
+            for (claim, replayed) in crate::temporal::replay_slot_history(&loaded, &histories, None)
+            {
+                let stored = histories.get(&claim).map(Vec::as_slice).unwrap_or(&[]);
+                if as_read(stored) != as_read(&replayed) {
+                    problems.push(format!(
+                        "claim {claim}: its status history ({} rows) is not its facts replayed ({} rows)",
+                        stored.len(),
+                        replayed.len()
+                    ));
+                }
+            }
+        }
+        Ok(problems)
+    })
+}
+
 /// Checks one owner's data; returns every violation found (empty when consistent).
 pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String>> {
     engine.read(owner, |tx| {

@@ -45,7 +45,7 @@ pub use extract::{ExtractOutcome, ExtractReport};
 pub use graph::{GraphEdge, GraphNode, GraphOptions, GraphView, MAX_NODES as MAX_GRAPH_NODES};
 pub use identity::{IdentityReport, SplitSelection};
 pub use ingest::{IngestOutcome, IngestReport};
-pub use inspect::{check_invariants, state_dump};
+pub use inspect::{check_invariants, check_status_histories, state_dump};
 pub use markdown::{ExportReport, ImportReport, PageDrop};
 pub use participants::ParticipantView;
 pub use search::{MeetingRef, SearchHit, SearchRequest, SEARCH_KINDS};

@@ -146,13 +146,19 @@ impl Engine {
 ///
 /// `loaded` holds slots this mutation's `settle` already read (claims, evidence and supersedes links;
 /// settling changed only derived state, which the replay does not read); the others are read here.
+///
+/// `from` gives, for a slot whose only change was losing facts, the earliest time one of them had
+/// been recorded (`Changes::history_replay_from`). Before it the slot's facts as recorded are the
+/// same, so are the rows a replay gives there: the stored rows recorded before it are kept, and the
+/// replay starts from them at that instant. A slot not in `from` is replayed from its start.
 pub fn rebuild_slot_histories(
     tx: &mut dyn Tx,
     slots: &BTreeSet<SlotKey>,
     loaded: &mut HashMap<SlotKey, LoadedSlot>,
+    from: &HashMap<SlotKey, Ts>,
 ) -> EngineResult<()> {
     for slot in slots {
-        rebuild_slot_history(tx, slot, loaded.remove(slot))?;
+        rebuild_slot_history(tx, slot, loaded.remove(slot), from.get(slot).copied())?;
     }
     Ok(())
 }
@@ -161,58 +167,92 @@ fn rebuild_slot_history(
     tx: &mut dyn Tx,
     slot: &SlotKey,
     loaded: Option<LoadedSlot>,
+    from: Option<Ts>,
 ) -> EngineResult<()> {
-    let LoadedSlot {
-        claims,
-        evidence: mut by_claim,
-        links,
-    } = match loaded {
+    let loaded = match loaded {
         Some(loaded) => loaded,
         None => LoadedSlot::read(tx, slot)?,
     };
-    if claims.is_empty() {
+    if loaded.claims.is_empty() {
         return Ok(());
     }
     // The slot's status history, read in one statement, by claim.
-    let mut histories_by_claim =
-        group_by_claim(tx.list_status_changes_by_slot(slot)?, |row| &row.claim);
-    let mut links_by_claim = group_by_claim(links, |link| &link.claim);
-    let mut evidence = BTreeMap::new();
-    let mut links = BTreeMap::new();
+    let mut stored = group_by_claim(tx.list_status_changes_by_slot(slot)?, |row| &row.claim);
+    let replayed = replay_slot_history(&loaded, &stored, from);
+    for (claim, rows) in replayed {
+        // Most claims of a touched slot keep their history; rewriting it would change no row.
+        let read = stored.remove(&claim).unwrap_or_default();
+        if read != rows {
+            tx.replace_status_history_read(&claim, &read, &rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every claim's status history in a slot replayed from its facts (`stored`: the histories as
+/// stored, by claim, which the replay keeps before `from` and otherwise reads only for the instants
+/// they were recorded at): at every instant a fact or a stored row was recorded, the slot is
+/// evaluated over the facts recorded by then, and a row is written where a claim's state changed.
+pub fn replay_slot_history(
+    loaded: &LoadedSlot,
+    stored: &HashMap<String, Vec<StatusChange>>,
+    from: Option<Ts>,
+) -> BTreeMap<String, Vec<StatusChange>> {
+    let claims = &loaded.claims;
+    let no_rows: Vec<Evidence> = Vec::new();
+    let mut links_by_claim: HashMap<&str, Vec<&SupersedesLink>> = HashMap::new();
+    for link in &loaded.links {
+        links_by_claim
+            .entry(link.claim.as_str())
+            .or_default()
+            .push(link);
+    }
     let mut instants = BTreeSet::new();
-    let mut stored = BTreeMap::new();
-    for claim in &claims {
-        let rows = by_claim.remove(&claim.id).unwrap_or_default();
+    for claim in claims {
+        let rows = loaded.evidence.get(&claim.id).unwrap_or(&no_rows);
         instants.extend(rows.iter().map(|row| row.recorded_at));
         instants.extend(claim.retracted_at);
-        let history = histories_by_claim.remove(&claim.id).unwrap_or_default();
-        instants.extend(history.iter().map(|row| row.recorded_at));
-        stored.insert(claim.id.as_str(), history);
-        evidence.insert(claim.id.clone(), rows);
-        links.insert(
-            claim.id.clone(),
-            links_by_claim.remove(&claim.id).unwrap_or_default(),
-        );
+        if let Some(history) = stored.get(&claim.id) {
+            instants.extend(history.iter().map(|row| row.recorded_at));
+        }
     }
-    let mut histories: BTreeMap<&str, Vec<StatusChange>> = claims
+    // The stored rows recorded before `from` stand; the replay continues from them.
+    let mut histories: BTreeMap<String, Vec<StatusChange>> = claims
         .iter()
-        .map(|claim| (claim.id.as_str(), Vec::new()))
+        .map(|claim| {
+            let kept = match (from, stored.get(&claim.id)) {
+                (Some(from), Some(history)) => history
+                    .iter()
+                    .take_while(|row| row.recorded_at < from)
+                    .cloned()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (claim.id.clone(), kept)
+        })
         .collect();
+    if let Some(from) = from {
+        instants.retain(|at| *at >= from);
+    }
     // An evidence row, and a supersedes link citing it, count from the instant the row was recorded;
     // the rules' view of each row is built once, not once per instant.
-    let recorded: HashMap<&str, Ts> = evidence
+    let recorded: HashMap<&str, Ts> = loaded
+        .evidence
         .values()
         .flatten()
         .map(|row| (row.id.as_str(), row.recorded_at))
         .collect();
-    let viewed: HashMap<&str, Vec<(Ts, SlotEvidence)>> = evidence
+    let viewed: HashMap<&str, Vec<(Ts, SlotEvidence)>> = claims
         .iter()
-        .map(|(claim, rows)| {
-            let rows = rows
+        .map(|claim| {
+            let rows = loaded
+                .evidence
+                .get(&claim.id)
+                .unwrap_or(&no_rows)
                 .iter()
                 .map(|row| (row.recorded_at, slot_evidence(row)))
                 .collect();
-            (claim.as_str(), rows)
+            (claim.id.as_str(), rows)
         })
         .collect();
     for at in instants {
@@ -228,8 +268,10 @@ fn rebuild_slot_history(
                 if rows.is_empty() {
                     return None;
                 }
-                let mut supersedes: Vec<String> = links[&claim.id]
-                    .iter()
+                let mut supersedes: Vec<String> = links_by_claim
+                    .get(claim.id.as_str())
+                    .into_iter()
+                    .flatten()
                     .filter(|link| visible(&link.evidence))
                     .map(|link| link.target.clone())
                     .collect();
@@ -252,7 +294,7 @@ fn rebuild_slot_history(
         for slot_claim in &slot_claims {
             let derived = &outcome.states[&slot_claim.id];
             let history = histories
-                .get_mut(slot_claim.id.as_str())
+                .get_mut(&slot_claim.id)
                 .expect("every slot claim has a history");
             if history.last().map(|row| &row.derived) != Some(derived) {
                 history.push(StatusChange {
@@ -263,12 +305,5 @@ fn rebuild_slot_history(
             }
         }
     }
-    for (claim, rows) in histories {
-        // Most claims of a touched slot keep their history; rewriting it would change no row.
-        let read = stored.get(claim).map(Vec::as_slice).unwrap_or(&[]);
-        if read != rows.as_slice() {
-            tx.replace_status_history_read(claim, read, &rows)?;
-        }
-    }
-    Ok(())
+    histories
 }

@@ -108,6 +108,10 @@ pub(crate) struct OwnerState {
     /// Bytes of log entries written since the last compaction, and the compacted entries' size.
     log_bytes: u64,
     base_bytes: u64,
+    /// The reading connection's `PRAGMA data_version` when this state was last found to be the
+    /// database's (`None`: not yet). While the connection reports the same value, no connection has
+    /// committed anything since, and a read needs no statement to trust memory.
+    verified: Mutex<Option<i64>>,
 }
 
 /// The owners' states, created empty on first use and loaded by the first transaction.
@@ -277,6 +281,20 @@ fn bump_version(connection: &Connection, owner: &str) -> StoreResult<()> {
         .map_err(backend)
 }
 
+/// Ends the read snapshot a connection has open, if any, when dropped.
+struct EndSnapshot<'c>(&'c Connection);
+
+impl Drop for EndSnapshot<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit() {
+            let _ = self
+                .0
+                .prepare_cached("ROLLBACK")
+                .and_then(|mut statement| statement.execute([]));
+        }
+    }
+}
+
 /// What a caught panic said.
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
@@ -342,6 +360,63 @@ fn stored_format(connection: &Connection) -> StoreResult<Option<String>> {
 }
 
 impl LogStore {
+    /// Runs a read on `connection` against the state in memory when that is the database's state
+    /// there; `None` (nothing run, or a run that found it was not) when it must catch up first.
+    /// Memory is trusted without a statement while the connection's data version has not moved
+    /// since the state was last found current; otherwise the owner's version is compared first. A
+    /// snapshot of the tables is begun only if the work reads one.
+    fn read_on(
+        &self,
+        connection: &Connection,
+        owner: &str,
+        state: &OwnerState,
+        work: &mut TxWork<'_>,
+    ) -> StoreResult<Option<StoreResult<()>>> {
+        let data_version: i64 = connection
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(backend)?;
+        // Whatever happens below, the connection leaves without a snapshot.
+        let _end = EndSnapshot(connection);
+        let mut verified = state.verified.lock().map_err(poisoned)?;
+        let snapshot = match *verified == Some(data_version) {
+            true => tx::Snapshot::Pending(state.version),
+            false => {
+                connection
+                    .prepare_cached("BEGIN DEFERRED")
+                    .and_then(|mut statement| statement.execute([]))
+                    .map_err(backend)?;
+                if owner_version(connection, owner)? != state.version {
+                    return Ok(None);
+                }
+                *verified = Some(data_version);
+                tx::Snapshot::Begun
+            }
+        };
+        drop(verified);
+        let graphs = self.graphs.as_ref().map(|graphs| (graphs, state.version));
+        let mut tx = LogTx {
+            sql_tx: SqliteTx::plain(connection, owner),
+            snapshot,
+            state: StateRef::Read(state),
+            journal: Journal::default(),
+            graphs,
+        };
+        // A panic (a bug) in a read is its error; a read changes nothing to undo.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
+            .unwrap_or_else(|panic| {
+                Err(StoreError::Backend(format!(
+                    "the read failed unexpectedly: {}",
+                    panic_message(&panic)
+                )))
+            });
+        if matches!(tx.snapshot, tx::Snapshot::Stale) {
+            *state.verified.lock().map_err(poisoned)? = None;
+            return Ok(None);
+        }
+        Ok(Some(outcome))
+    }
+
     /// Opens (creating and migrating if needed) the database file; blobs live in `<file>.blobs/`. A
     /// database whose knowledge an earlier Lore kept in the tables is refused (`open_embedded` opens
     /// it with the tables' store).
@@ -576,7 +651,8 @@ impl Store for LogStore {
         let mut panicked = false;
         let (outcome, journal) = {
             let mut tx = LogTx {
-                sql: SqliteTx::plain(&transaction, owner),
+                sql_tx: SqliteTx::plain(&transaction, owner),
+                snapshot: tx::Snapshot::Open,
                 state: StateRef::Write(&mut state),
                 journal: Journal::default(),
                 graphs: None,
@@ -595,7 +671,7 @@ impl Store for LogStore {
             use std::sync::atomic::Ordering::Relaxed;
             self.sql
                 .write_statements
-                .fetch_add(tx.sql.statements.get(), Relaxed);
+                .fetch_add(tx.sql_tx.statements.get(), Relaxed);
             self.operations.fetch_add(tx.journal.logged as u64, Relaxed);
             (outcome, tx.journal)
         };
@@ -658,63 +734,34 @@ impl Store for LogStore {
         loop {
             {
                 let state = slot.read().map_err(poisoned)?;
-                let fresh =
-                    |connection: &Connection, state: &OwnerState| -> StoreResult<Option<i64>> {
-                        let version = owner_version(connection, owner)?;
-                        Ok((state.loaded && state.version == version).then_some(version))
-                    };
-                let mut run = |connection: &Connection, version: i64| {
-                    let graphs = self.graphs.as_ref().map(|graphs| (graphs, version));
-                    let mut tx = LogTx {
-                        sql: SqliteTx::plain(connection, owner),
-                        state: StateRef::Read(&state),
-                        journal: Journal::default(),
-                        graphs,
-                    };
-                    // A panic (a bug) in a read is its error; a read changes nothing to undo.
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
-                        .unwrap_or_else(|panic| {
-                            Err(StoreError::Backend(format!(
-                                "the read failed unexpectedly: {}",
-                                panic_message(&panic)
-                            )))
-                        })
-                };
-                match &self.sql.reader {
-                    Some(reader) => {
-                        let guard = reader.lock().map_err(poisoned)?;
-                        let (snapshot, _) = ReadSnapshot::begin(&guard.0)?;
-                        if let Some(version) = fresh(&guard.0, &state)? {
-                            run(&guard.0, version)?;
-                            return snapshot.end();
+                if state.loaded {
+                    let done = match &self.sql.reader {
+                        Some(reader) => {
+                            let guard = reader.lock().map_err(poisoned)?;
+                            self.read_on(&guard.0, owner, &state, work)?
                         }
-                    }
-                    None => {
-                        let connection = self.sql.lock()?;
-                        let (snapshot, _) = ReadSnapshot::begin(&connection)?;
-                        if let Some(version) = fresh(&connection, &state)? {
-                            run(&connection, version)?;
-                            return snapshot.end();
+                        None => {
+                            let connection = self.sql.lock()?;
+                            self.read_on(&connection, owner, &state, work)?
                         }
+                    };
+                    if let Some(outcome) = done {
+                        return outcome;
                     }
                 }
             }
             // The database moved on (another connection wrote, or this is the first transaction):
             // catch up under the exclusive hold, then read again.
             let mut state = write_state(&slot);
+            let catch_up = |connection: &Connection, state: &mut OwnerState| {
+                let (snapshot, data_version) = ReadSnapshot::begin(connection)?;
+                sync(state, connection, owner)?;
+                *state.verified.lock().map_err(poisoned)? = Some(data_version);
+                snapshot.end()
+            };
             match &self.sql.reader {
-                Some(reader) => {
-                    let guard = reader.lock().map_err(poisoned)?;
-                    let (snapshot, _) = ReadSnapshot::begin(&guard.0)?;
-                    sync(&mut state, &guard.0, owner)?;
-                    snapshot.end()?;
-                }
-                None => {
-                    let connection = self.sql.lock()?;
-                    let (snapshot, _) = ReadSnapshot::begin(&connection)?;
-                    sync(&mut state, &connection, owner)?;
-                    snapshot.end()?;
-                }
+                Some(reader) => catch_up(&reader.lock().map_err(poisoned)?.0, &mut state)?,
+                None => catch_up(&*self.sql.lock()?, &mut state)?,
             }
         }
     }

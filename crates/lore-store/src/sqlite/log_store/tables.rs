@@ -228,6 +228,10 @@ impl Knowledge {
     pub(crate) fn apply(&mut self, op: Op) -> Option<Op> {
         match op {
             Op::Put(row) => {
+                let row = match self.replace_in_place(row) {
+                    Ok(old) => return Some(Op::Put(old)),
+                    Err(row) => row,
+                };
                 let key = row.key();
                 let old = self.remove(&key);
                 self.insert(row);
@@ -241,6 +245,31 @@ impl Knowledge {
                 *self = Knowledge::default();
                 None
             }
+        }
+    }
+
+    /// Replaces a stored claim, evidence row or entity whose indexed fields the new row keeps (a
+    /// claim's derived state or retraction, an entity's observations or projection) without
+    /// touching an index; returns the old row, or gives the row back when it is new or moves in an
+    /// index.
+    fn replace_in_place(&mut self, row: Row) -> Result<Row, Row> {
+        match row {
+            Row::Claim(new) => match self.claims.get_mut(&new.id) {
+                Some(old)
+                    if old.subject == new.subject
+                        && old.predicate == new.predicate
+                        && old.object_entity == new.object_entity
+                        && old.context_entity == new.context_entity =>
+                {
+                    Ok(Row::Claim(Box::new(std::mem::replace(old, *new))))
+                }
+                _ => Err(Row::Claim(new)),
+            },
+            Row::Entity(new) => match self.entities.get_mut(&new.id) {
+                Some(old) => Ok(Row::Entity(Box::new(std::mem::replace(old, *new)))),
+                None => Err(Row::Entity(new)),
+            },
+            other => Err(other),
         }
     }
 

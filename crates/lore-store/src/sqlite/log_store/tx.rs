@@ -44,8 +44,22 @@ pub(crate) enum StateRef<'a> {
     Write(&'a mut OwnerState),
 }
 
+/// Where a transaction's SQLite snapshot stands. A write's is open from the start; a read opens one
+/// only when it first reads a table (most reads answer from memory alone), and then checks that the
+/// snapshot is the state memory holds.
+pub(crate) enum Snapshot {
+    Open,
+    /// Not begun; memory is the state of this owner version.
+    Pending(i64),
+    /// Begun by this read (`ROLLBACK` ends it).
+    Begun,
+    /// Begun, and another connection had written this owner meanwhile: the read starts over.
+    Stale,
+}
+
 pub(crate) struct LogTx<'a> {
-    pub(crate) sql: SqliteTx<'a>,
+    pub(crate) sql_tx: SqliteTx<'a>,
+    pub(crate) snapshot: Snapshot,
     pub(crate) state: StateRef<'a>,
     pub(crate) journal: Journal,
     /// For a read: the store's graph indexes and the owner version the read sees.
@@ -119,6 +133,27 @@ impl SqliteTx<'_> {
     }
 }
 
+impl<'a> LogTx<'a> {
+    /// The SQLite transaction, its snapshot begun if this read had not begun it yet.
+    fn sql(&mut self) -> StoreResult<&mut SqliteTx<'a>> {
+        if let Snapshot::Pending(version) = self.snapshot {
+            self.sql_tx
+                .connection
+                .prepare_cached("BEGIN DEFERRED")
+                .and_then(|mut statement| statement.execute([]))
+                .map_err(crate::sqlite::backend)?;
+            self.snapshot = Snapshot::Begun;
+            if super::owner_version(self.sql_tx.connection, self.sql_tx.owner)? != version {
+                self.snapshot = Snapshot::Stale;
+                return Err(StoreError::Conflict(
+                    "another connection wrote meanwhile; the read starts over".into(),
+                ));
+            }
+        }
+        Ok(&mut self.sql_tx)
+    }
+}
+
 impl LogTx<'_> {
     fn k(&self) -> &Knowledge {
         match &self.state {
@@ -184,7 +219,7 @@ impl LogTx<'_> {
             return Ok(());
         };
         let body = entity_search_body(self.k(), row);
-        self.sql.put_search_document("entity", entity, &body)
+        self.sql()?.put_search_document("entity", entity, &body)
     }
 
     fn claims_of<'k>(k: &'k Knowledge, ids: impl Iterator<Item = &'k String>) -> Vec<Claim> {
@@ -304,16 +339,16 @@ impl Tx for LogTx<'_> {
 
     fn upsert_series(&mut self, series: &MeetingSeries) -> StoreResult<()> {
         self.writable()?;
-        self.sql.upsert_series(series)
+        self.sql()?.upsert_series(series)
     }
 
     fn find_series(&mut self, id: &str) -> StoreResult<Option<MeetingSeries>> {
-        self.sql.find_series(id)
+        self.sql()?.find_series(id)
     }
 
     fn insert_meeting(&mut self, meeting: &Meeting) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_meeting(meeting)?;
+        self.sql()?.insert_meeting(meeting)?;
         self.put_meeting_mirror(Some(meeting.clone()), &meeting.id)
     }
 
@@ -331,7 +366,7 @@ impl Tx for LogTx<'_> {
 
     fn delete_meeting(&mut self, id: &str) -> StoreResult<()> {
         self.writable()?;
-        self.sql.delete_meeting(id)?;
+        self.sql()?.delete_meeting(id)?;
         if self.state().meetings.get(id).is_some() {
             self.put_meeting_mirror(None, id)?;
         }
@@ -369,51 +404,51 @@ impl Tx for LogTx<'_> {
 
     fn insert_segment(&mut self, segment: &Segment) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_segment(segment)
+        self.sql()?.insert_segment(segment)
     }
 
     fn list_segments(&mut self, meeting: &str) -> StoreResult<Vec<Segment>> {
-        self.sql.list_segments(meeting)
+        self.sql()?.list_segments(meeting)
     }
 
     fn insert_note(&mut self, note: &Note) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_note(note)
+        self.sql()?.insert_note(note)
     }
 
     fn find_note(&mut self, id: &str) -> StoreResult<Option<Note>> {
-        self.sql.find_note(id)
+        self.sql()?.find_note(id)
     }
 
     fn list_notes(&mut self, meeting: &str) -> StoreResult<Vec<Note>> {
-        self.sql.list_notes(meeting)
+        self.sql()?.list_notes(meeting)
     }
 
     fn delete_note(&mut self, id: &str) -> StoreResult<()> {
         self.writable()?;
-        self.sql.delete_note(id)
+        self.sql()?.delete_note(id)
     }
 
     fn insert_attachment(&mut self, attachment: &Attachment) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_attachment(attachment)
+        self.sql()?.insert_attachment(attachment)
     }
 
     fn find_attachment(&mut self, id: &str) -> StoreResult<Option<Attachment>> {
-        self.sql.find_attachment(id)
+        self.sql()?.find_attachment(id)
     }
 
     fn list_attachments(&mut self, meeting: &str) -> StoreResult<Vec<Attachment>> {
-        self.sql.list_attachments(meeting)
+        self.sql()?.list_attachments(meeting)
     }
 
     fn delete_attachment(&mut self, id: &str) -> StoreResult<()> {
         self.writable()?;
-        self.sql.delete_attachment(id)
+        self.sql()?.delete_attachment(id)
     }
 
     fn count_attachments_with_sha256(&mut self, sha256: &str) -> StoreResult<i64> {
-        self.sql.count_attachments_with_sha256(sha256)
+        self.sql()?.count_attachments_with_sha256(sha256)
     }
 
     // Entities.
@@ -505,7 +540,7 @@ impl Tx for LogTx<'_> {
             self.del(Key::Alias(id.to_string(), alias, meeting))?;
         }
         self.del(Key::Entity(id.to_string()))?;
-        self.sql.delete_search_document("entity", id)
+        self.sql()?.delete_search_document("entity", id)
     }
 
     fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
@@ -627,7 +662,7 @@ impl Tx for LogTx<'_> {
         self.require_claim_entities(claim)?;
         self.put(Row::Claim(Box::new(claim.clone())))?;
         if let Some(value) = &claim.value_text {
-            self.sql.put_search_document("claim", &claim.id, value)?;
+            self.sql()?.put_search_document("claim", &claim.id, value)?;
         }
         Ok(())
     }
@@ -679,7 +714,7 @@ impl Tx for LogTx<'_> {
             self.del(Key::Status(id.to_string(), seq))?;
         }
         self.del(Key::Claim(id.to_string()))?;
-        self.sql.delete_search_document("claim", id)
+        self.sql()?.delete_search_document("claim", id)
     }
 
     fn list_claims_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Claim>> {
@@ -879,7 +914,7 @@ impl Tx for LogTx<'_> {
 
     fn insert_run(&mut self, run: &ExtractionRun) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_run(run)
+        self.sql()?.insert_run(run)
     }
 
     fn find_run(
@@ -888,21 +923,21 @@ impl Tx for LogTx<'_> {
         content_hash: &str,
         extractor: &str,
     ) -> StoreResult<Option<ExtractionRun>> {
-        self.sql.find_run(meeting, content_hash, extractor)
+        self.sql()?.find_run(meeting, content_hash, extractor)
     }
 
     fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()> {
         self.writable()?;
-        self.sql.delete_runs_by_meeting(meeting)
+        self.sql()?.delete_runs_by_meeting(meeting)
     }
 
     fn insert_revision(&mut self, revision: &Revision) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_revision(revision)
+        self.sql()?.insert_revision(revision)
     }
 
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
-        self.sql.find_revision(id)
+        self.sql()?.find_revision(id)
     }
 
     fn replace_revision_snapshots(
@@ -912,15 +947,15 @@ impl Tx for LogTx<'_> {
         after: &serde_json::Value,
     ) -> StoreResult<()> {
         self.writable()?;
-        self.sql.replace_revision_snapshots(id, before, after)
+        self.sql()?.replace_revision_snapshots(id, before, after)
     }
 
     fn list_revisions(&mut self, limit: usize) -> StoreResult<Vec<Revision>> {
-        self.sql.list_revisions(limit)
+        self.sql()?.list_revisions(limit)
     }
 
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
-        self.sql.list_revisions_naming_meeting(meeting)
+        self.sql()?.list_revisions_naming_meeting(meeting)
     }
 
     fn upsert_suggestion(&mut self, suggestion: &Suggestion) -> StoreResult<()> {
@@ -943,15 +978,15 @@ impl Tx for LogTx<'_> {
 
     fn upsert_tag(&mut self, tag: &Tag) -> StoreResult<()> {
         self.writable()?;
-        self.sql.upsert_tag(tag)
+        self.sql()?.upsert_tag(tag)
     }
 
     fn list_tags(&mut self) -> StoreResult<Vec<Tag>> {
-        self.sql.list_tags()
+        self.sql()?.list_tags()
     }
 
     fn list_runs(&mut self, meeting: &str) -> StoreResult<Vec<ExtractionRun>> {
-        self.sql.list_runs(meeting)
+        self.sql()?.list_runs(meeting)
     }
 
     // Read side.
@@ -962,7 +997,7 @@ impl Tx for LogTx<'_> {
         kind: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<crate::SearchCandidate>> {
-        let mut candidates = self.sql.search_candidates(query, kind, limit)?;
+        let mut candidates = self.sql()?.search_candidates(query, kind, limit)?;
         // An entity's or a claim's latest observation lives in memory, not in its document.
         let k = self.k();
         for candidate in &mut candidates {
@@ -990,7 +1025,7 @@ impl Tx for LogTx<'_> {
         query: &lore_core::search::SearchQuery,
         doc: i64,
     ) -> StoreResult<Option<String>> {
-        self.sql.find_search_snippet(query, doc)
+        self.sql()?.find_search_snippet(query, doc)
     }
 
     fn list_status_as_of(&mut self, subject: &str, at: Ts) -> StoreResult<Vec<StatusChange>> {
@@ -1190,7 +1225,7 @@ impl Tx for LogTx<'_> {
         self.put(Row::Claim(Box::new(claim.clone())))?;
         // The tables' trigger writes a claim's document when the row is inserted only.
         if let (true, Some(value)) = (new, &claim.value_text) {
-            self.sql.put_search_document("claim", &claim.id, value)?;
+            self.sql()?.put_search_document("claim", &claim.id, value)?;
         }
         Ok(())
     }
@@ -1455,16 +1490,16 @@ impl Tx for LogTx<'_> {
 
     fn insert_meeting_tag(&mut self, tag: &MeetingTag) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_meeting_tag(tag)
+        self.sql()?.insert_meeting_tag(tag)
     }
 
     fn list_meeting_tags(&mut self, meeting: &str) -> StoreResult<Vec<MeetingTag>> {
-        self.sql.list_meeting_tags(meeting)
+        self.sql()?.list_meeting_tags(meeting)
     }
 
     fn insert_segments(&mut self, segments: &[Segment]) -> StoreResult<()> {
         self.writable()?;
-        self.sql.insert_segments(segments)
+        self.sql()?.insert_segments(segments)
     }
 
     fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
@@ -1479,7 +1514,7 @@ impl Tx for LogTx<'_> {
         // Only reads use one: a write changes the rows under it.
         Ok(self
             .graphs
-            .and_then(|(graphs, version)| graphs.get(self.sql.owner, version)))
+            .and_then(|(graphs, version)| graphs.get(self.sql_tx.owner, version)))
     }
 
     fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {
@@ -1519,7 +1554,7 @@ impl Tx for LogTx<'_> {
         query: &lore_core::search::SearchQuery,
         docs: &[i64],
     ) -> StoreResult<Vec<(i64, String)>> {
-        self.sql.list_search_snippets(query, docs)
+        self.sql()?.list_search_snippets(query, docs)
     }
 
     fn delete_evidence_many(&mut self, ids: &[String]) -> StoreResult<()> {
@@ -1589,7 +1624,7 @@ impl Tx for LogTx<'_> {
     }
 
     fn meeting_counts(&mut self, meeting: &str) -> StoreResult<crate::MeetingCounts> {
-        let (segments, notes) = self.sql.meeting_text_counts(meeting)?;
+        let (segments, notes) = self.sql()?.meeting_text_counts(meeting)?;
         let k = self.k();
         Ok(crate::MeetingCounts {
             segments,
