@@ -12,9 +12,9 @@
 //!   through the owner's version (`owner_versions`, bumped by every write): a transaction whose
 //!   snapshot names a version the memory has not seen first replays the log entries after the
 //!   last one it applied (and reloads the meeting rows it mirrors).
-//! * **Compaction.** Once an owner's log has grown past twice its last compacted size (and 32 MiB),
-//!   the writer replaces it with one entry per chunk of the current rows, led by a reset, so an
-//!   open replays about as much as the knowledge holds.
+//! * **Compaction.** Once an owner's log holds twice as many operations since the last compaction as
+//!   the knowledge has rows (and 50,000), the writer replaces it with one entry per chunk of the
+//!   current rows, led by a reset, so an open replays at most about three operations per row.
 //! * **Rollback.** Each change keeps its inverse; a failed transaction applies them in reverse.
 
 mod codec;
@@ -45,9 +45,10 @@ pub(crate) const FORMAT_TABLES: &str = "tables";
 const COMPRESS_ABOVE: usize = 512;
 const ENTRY_PLAIN: u8 = 0;
 const ENTRY_LZ4: u8 = 1;
-/// Compaction waits until the log since the last one is at least this large...
-const COMPACT_MIN_BYTES: u64 = 32 << 20;
-/// ...and this many times the compacted size.
+/// Compaction waits until the log holds at least this many operations since the last one...
+const COMPACT_MIN_OPS: u64 = 50_000;
+/// ...and this many times as many as the knowledge has rows: an open then replays at most about
+/// three operations per row, and each compaction writes a row for every two operations logged.
 const COMPACT_FACTOR: u64 = 2;
 /// Operations per entry of a compacted log.
 const COMPACT_CHUNK_OPS: usize = 50_000;
@@ -108,6 +109,8 @@ pub(crate) struct OwnerState {
     /// Bytes of log entries written since the last compaction, and the compacted entries' size.
     log_bytes: u64,
     base_bytes: u64,
+    /// Operations logged since the last compaction (what an open replays beyond the rows).
+    log_ops: u64,
     /// The reading connection's `PRAGMA data_version` when this state was last found to be the
     /// database's (`None`: not yet). While the connection reports the same value, no connection has
     /// committed anything since, and a read needs no statement to trust memory.
@@ -152,6 +155,8 @@ pub struct LogStore {
     graphs: Option<crate::GraphBuilds>,
     /// Knowledge operations write transactions made (`Store::write_operations`).
     operations: std::sync::atomic::AtomicU64,
+    /// The fewest operations since the last compaction that start one (`COMPACT_MIN_OPS`).
+    compact_min_ops: u64,
 }
 
 /// The owner's version in the connection's current transaction (0 before its first write).
@@ -241,6 +246,10 @@ fn sync(state: &mut OwnerState, connection: &Connection, owner: &str) -> StoreRe
         if matches!(ops.first(), Some(Op::Reset)) {
             state.base_bytes = 0;
             state.log_bytes = 0;
+            state.log_ops = 0;
+        }
+        if !base {
+            state.log_ops += ops.len() as u64;
         }
         for op in ops {
             state.knowledge.apply(op);
@@ -430,6 +439,7 @@ impl LogStore {
             owners,
             graphs,
             operations: Default::default(),
+            compact_min_ops: COMPACT_MIN_OPS,
         })
     }
 
@@ -442,6 +452,7 @@ impl LogStore {
             owners: Arc::default(),
             graphs: None,
             operations: Default::default(),
+            compact_min_ops: COMPACT_MIN_OPS,
         })
     }
 
@@ -471,7 +482,16 @@ impl LogStore {
         state.version += 1;
         state.base_bytes = bytes;
         state.log_bytes = 0;
+        state.log_ops = 0;
         Ok(())
+    }
+
+    /// Compacts an owner's log once it holds `ops` operations since the last compaction (and twice
+    /// as many as the knowledge has rows) instead of `COMPACT_MIN_OPS`: for tests of compaction on
+    /// small data.
+    pub fn compact_after(mut self, ops: u64) -> LogStore {
+        self.compact_min_ops = ops;
+        self
     }
 
     /// Bytes of an owner's log: `(since the last compaction, the compacted part)`.
@@ -700,6 +720,7 @@ impl Store for LogStore {
                 if logged > 0 {
                     state.seq += 1;
                     state.log_bytes += bytes;
+                    state.log_ops += logged as u64;
                 }
                 if changed {
                     state.version += 1;
@@ -707,8 +728,8 @@ impl Store for LogStore {
                 if let Some(checkpointer) = &self.sql.checkpointer {
                     checkpointer.committed();
                 }
-                if state.log_bytes > COMPACT_MIN_BYTES
-                    && state.log_bytes > COMPACT_FACTOR * state.base_bytes
+                if state.log_ops > self.compact_min_ops
+                    && state.log_ops > COMPACT_FACTOR * state.knowledge.rows as u64
                 {
                     drop(state);
                     // The write is committed; a compaction that fails leaves the log as it was.

@@ -165,6 +165,8 @@ impl<K: Hash + Eq, V: Ord> Multi<K, V> {
 /// An owner's knowledge tables and their indexes. Indexes hold keys, never rows.
 #[derive(Default, Debug)]
 pub(crate) struct Knowledge {
+    /// How many rows the tables hold.
+    pub(crate) rows: usize,
     pub(crate) entities: FastMap<String, Entity>,
     pub(crate) redirects: BTreeMap<String, String>,
     /// `(scheme, value)` to the entity it identifies.
@@ -318,6 +320,7 @@ impl Knowledge {
     }
 
     fn insert(&mut self, row: Row) {
+        self.rows += 1;
         match row {
             Row::Entity(e) => {
                 self.entities.insert(e.id.clone(), *e);
@@ -446,6 +449,12 @@ impl Knowledge {
 
     /// Removes the row with this key and returns it.
     fn remove(&mut self, key: &Key) -> Option<Row> {
+        let removed = self.remove_row(key);
+        self.rows -= usize::from(removed.is_some());
+        removed
+    }
+
+    fn remove_row(&mut self, key: &Key) -> Option<Row> {
         match key {
             Key::Entity(id) => self.entities.remove(id).map(|e| Row::Entity(Box::new(e))),
             Key::Redirect(old) => self.redirects.remove(old).map(|new| Row::Redirect {
