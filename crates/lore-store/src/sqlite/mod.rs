@@ -2,7 +2,7 @@
 
 mod graph_scan;
 pub(crate) mod log_store;
-mod page_index;
+pub(crate) mod page_index;
 mod planner;
 mod read_cache;
 mod read_side;

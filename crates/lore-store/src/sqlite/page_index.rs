@@ -128,11 +128,49 @@ impl PageIndex {
 /// One entity's rows before encoding: its row (`None` for an id that only claims or links name) and
 /// its rows in the order the per-entity reads return them.
 #[derive(Default)]
-struct Page {
-    entity: Option<Entity>,
-    claims: Vec<ProjectedClaim>,
-    links: Vec<ResourceLink>,
-    attached: Vec<AttachedLink>,
+pub(crate) struct Page {
+    pub(crate) entity: Option<Entity>,
+    pub(crate) claims: Vec<ProjectedClaim>,
+    pub(crate) links: Vec<ResourceLink>,
+    pub(crate) attached: Vec<AttachedLink>,
+}
+
+/// One entity's page encoded on its own (the log store keeps such pages as it reads them, see
+/// `log_store/pages.rs`), read back part by part like the index's.
+pub(crate) struct OnePage(Box<[u8]>);
+
+impl OnePage {
+    pub(crate) fn encode(id: &str, page: &Page) -> OnePage {
+        let mut buffer = Encoder(Vec::new());
+        encode(id, page, &mut buffer);
+        OnePage(buffer.0.into_boxed_slice())
+    }
+
+    fn part<T>(&self, n: usize, read: fn(&mut Decoder) -> Option<T>) -> Option<T> {
+        let mut page = Decoder {
+            bytes: &self.0,
+            at: 0,
+        };
+        page.str()?;
+        page.skip_to(n)?;
+        read(&mut page)
+    }
+
+    pub(crate) fn entity(&self) -> Option<Option<Entity>> {
+        self.part(0, |page| page.entity())
+    }
+
+    pub(crate) fn projected_claims(&self) -> Option<Vec<ProjectedClaim>> {
+        self.part(1, |page| page.list(Decoder::claim))
+    }
+
+    pub(crate) fn links(&self) -> Option<Vec<ResourceLink>> {
+        self.part(2, |page| page.list(Decoder::link))
+    }
+
+    pub(crate) fn attached(&self) -> Option<Vec<AttachedLink>> {
+        self.part(3, |page| page.list(Decoder::attached))
+    }
 }
 
 impl SqliteTx<'_> {

@@ -18,6 +18,7 @@
 //! * **Rollback.** Each change keeps its inverse; a failed transaction applies them in reverse.
 
 mod codec;
+mod pages;
 mod tables;
 mod tx;
 
@@ -261,6 +262,7 @@ fn sync(state: &mut OwnerState, connection: &Connection, owner: &str) -> StoreRe
         state.seq = seq;
     }
     state.meetings = load_meetings(connection, owner)?;
+    state.knowledge.pages.clear();
     state.version = version;
     state.loaded = true;
     Ok(())
@@ -321,9 +323,11 @@ fn undo(state: &mut OwnerState, changes: Vec<Undo>) {
                 state.knowledge.apply(op);
             }
             Undo::Meeting(_, Some(meeting)) => {
+                state.knowledge.pages.clear();
                 state.meetings.insert(meeting);
             }
             Undo::Meeting(id, None) => {
+                state.knowledge.pages.clear();
                 state.meetings.remove(&id);
             }
         }

@@ -167,6 +167,8 @@ impl<K: Hash + Eq, V: Ord> Multi<K, V> {
 pub(crate) struct Knowledge {
     /// How many rows the tables hold.
     pub(crate) rows: usize,
+    /// The entity pages reads built, each forgotten when a change reaches its entity.
+    pub(crate) pages: super::pages::PageCache,
     pub(crate) entities: FastMap<String, Entity>,
     pub(crate) redirects: BTreeMap<String, String>,
     /// `(scheme, value)` to the entity it identifies.
@@ -263,12 +265,16 @@ impl Knowledge {
                         && old.object_entity == new.object_entity
                         && old.context_entity == new.context_entity =>
                 {
+                    self.pages.forget(&new.subject);
                     Ok(Row::Claim(Box::new(std::mem::replace(old, *new))))
                 }
                 _ => Err(Row::Claim(new)),
             },
             Row::Entity(new) => match self.entities.get_mut(&new.id) {
-                Some(old) => Ok(Row::Entity(Box::new(std::mem::replace(old, *new)))),
+                Some(old) => {
+                    self.pages.forget(&new.id);
+                    Ok(Row::Entity(Box::new(std::mem::replace(old, *new))))
+                }
                 None => Err(Row::Entity(new)),
             },
             other => Err(other),
@@ -321,6 +327,7 @@ impl Knowledge {
 
     fn insert(&mut self, row: Row) {
         self.rows += 1;
+        self.forget_pages(&row);
         match row {
             Row::Entity(e) => {
                 self.entities.insert(e.id.clone(), *e);
@@ -450,8 +457,38 @@ impl Knowledge {
     /// Removes the row with this key and returns it.
     fn remove(&mut self, key: &Key) -> Option<Row> {
         let removed = self.remove_row(key);
-        self.rows -= usize::from(removed.is_some());
+        if let Some(row) = &removed {
+            self.rows -= 1;
+            self.forget_pages(row);
+        }
         removed
+    }
+
+    /// Forgets the page of every entity whose page shows this row: an entity's own row, a claim's
+    /// subject, a link's entity and the entities its meeting attached it to, an attachment's entity.
+    fn forget_pages(&mut self, row: &Row) {
+        match row {
+            Row::Entity(e) => self.pages.forget(&e.id),
+            Row::Claim(c) => self.pages.forget(&c.subject),
+            Row::Link(l) => {
+                if let Some(entity) = &l.entity {
+                    self.pages.forget(entity);
+                }
+                if let Some(meeting) = &l.meeting {
+                    let attached: Vec<String> = self
+                        .attachments_by_meeting
+                        .get(meeting.as_str())
+                        .filter(|(link, _)| *link == l.id)
+                        .map(|(_, entity)| entity.clone())
+                        .collect();
+                    for entity in attached {
+                        self.pages.forget(&entity);
+                    }
+                }
+            }
+            Row::LinkAttachment(a) => self.pages.forget(&a.entity),
+            _ => {}
+        }
     }
 
     fn remove_row(&mut self, key: &Key) -> Option<Row> {

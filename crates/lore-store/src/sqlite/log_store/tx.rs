@@ -316,6 +316,8 @@ impl LogTx<'_> {
 
     fn put_meeting_mirror(&mut self, meeting: Option<Meeting>, id: &str) -> StoreResult<()> {
         let state = self.writable()?;
+        // Attached links show meetings' external ids.
+        state.knowledge.pages.clear();
         let old = match meeting {
             Some(meeting) => state.meetings.insert(meeting),
             None => state.meetings.remove(id),
@@ -323,6 +325,88 @@ impl LogTx<'_> {
         self.journal.undo.push(Undo::Meeting(id.to_string(), old));
         Ok(())
     }
+}
+
+impl LogTx<'_> {
+    /// For a read, the entity's page (built now when no read has since the entity last changed);
+    /// `None` in a write, which reads the tables.
+    fn page(&self, entity: &str) -> Option<std::sync::Arc<crate::sqlite::page_index::OnePage>> {
+        let StateRef::Read(state) = &self.state else {
+            return None;
+        };
+        let k = &state.knowledge;
+        Some(k.pages.get_or_build(entity, || {
+            let page = crate::sqlite::page_index::Page {
+                entity: k.entities.get(entity).cloned(),
+                claims: projected_of(k, entity),
+                links: links_of(k, entity),
+                attached: attached_of(k, &state.meetings, entity),
+            };
+            crate::sqlite::page_index::OnePage::encode(entity, &page)
+        }))
+    }
+}
+
+/// The subject's active claims in `(predicate, id)` order, as the projection reads them.
+fn projected_of(k: &Knowledge, entity: &str) -> Vec<crate::ProjectedClaim> {
+    k.claims_by_subject
+        .get(entity)
+        .filter_map(|(_, id)| k.claims.get(id))
+        .filter(|claim| claim.derived.status == ClaimStatus::Active)
+        .map(|claim| crate::ProjectedClaim {
+            id: claim.id.clone(),
+            predicate: claim.predicate.clone(),
+            value_text: claim.value_text.clone(),
+            object_entity: claim.object_entity.clone(),
+            context_entity: claim.context_entity.clone(),
+            authority: claim.derived.authority,
+            valid_from: claim.derived.valid_from,
+            valid_to: claim.derived.valid_to,
+        })
+        .collect()
+}
+
+/// The entity's resource links, oldest first.
+fn links_of(k: &Knowledge, entity: &str) -> Vec<ResourceLink> {
+    k.links_by_entity
+        .get(entity)
+        .filter_map(|(_, id)| k.links.get(id))
+        .cloned()
+        .collect()
+}
+
+/// The meeting links attached to the entity, each with its link row (one of the attaching meeting's
+/// links) and the meeting's external id, by link id.
+fn attached_of(
+    k: &Knowledge,
+    meetings: &super::Meetings,
+    entity: &str,
+) -> Vec<crate::AttachedLink> {
+    let mut found = Vec::new();
+    for link_id in k.attachments_by_entity.get(entity) {
+        let Some(attachment) = k
+            .link_attachments
+            .get(&(link_id.clone(), entity.to_string()))
+        else {
+            continue;
+        };
+        let Some(link) = k
+            .links
+            .get(link_id)
+            .filter(|link| link.meeting.as_deref() == Some(attachment.meeting.as_str()))
+        else {
+            continue;
+        };
+        let meeting_external_id = meetings
+            .get(&attachment.meeting)
+            .map_or_else(|| attachment.meeting.clone(), |m| m.external_id.clone());
+        found.push(crate::AttachedLink {
+            link: link.clone(),
+            attachment: attachment.clone(),
+            meeting_external_id,
+        });
+    }
+    found
 }
 
 /// Tasks in `ORDER BY due_at, created_at, id` (a missing due date first).
@@ -481,6 +565,11 @@ impl Tx for LogTx<'_> {
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
+        if let Some(page) = self.page(id) {
+            if let Some(found) = page.entity() {
+                return Ok(found);
+            }
+        }
         Ok(self.k().entities.get(id).cloned())
     }
 
@@ -859,12 +948,10 @@ impl Tx for LogTx<'_> {
     }
 
     fn list_resource_links_by_entity(&mut self, entity: &str) -> StoreResult<Vec<ResourceLink>> {
-        let k = self.k();
-        Ok(k.links_by_entity
-            .get(entity)
-            .filter_map(|(_, id)| k.links.get(id))
-            .cloned()
-            .collect())
+        if let Some(links) = self.page(entity).and_then(|page| page.links()) {
+            return Ok(links);
+        }
+        Ok(links_of(self.k(), entity))
     }
 
     fn list_resource_links_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<ResourceLink>> {
@@ -1373,34 +1460,10 @@ impl Tx for LogTx<'_> {
     }
 
     fn list_attached_links(&mut self, entity: &str) -> StoreResult<Vec<crate::AttachedLink>> {
-        let k = self.k();
-        let mut found = Vec::new();
-        for link_id in k.attachments_by_entity.get(entity) {
-            let Some(attachment) = k
-                .link_attachments
-                .get(&(link_id.clone(), entity.to_string()))
-            else {
-                continue;
-            };
-            let Some(link) = k
-                .links
-                .get(link_id)
-                .filter(|link| link.meeting.as_deref() == Some(attachment.meeting.as_str()))
-            else {
-                continue;
-            };
-            let meeting_external_id = self
-                .state()
-                .meetings
-                .get(&attachment.meeting)
-                .map_or_else(|| attachment.meeting.clone(), |m| m.external_id.clone());
-            found.push(crate::AttachedLink {
-                link: link.clone(),
-                attachment: attachment.clone(),
-                meeting_external_id,
-            });
+        if let Some(attached) = self.page(entity).and_then(|page| page.attached()) {
+            return Ok(attached);
         }
-        Ok(found)
+        Ok(attached_of(self.k(), &self.state().meetings, entity))
     }
 
     fn insert_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()> {
@@ -1518,22 +1581,10 @@ impl Tx for LogTx<'_> {
     }
 
     fn list_projected_claims(&mut self, entity: &str) -> StoreResult<Vec<crate::ProjectedClaim>> {
-        let k = self.k();
-        Ok(k.claims_by_subject
-            .get(entity)
-            .filter_map(|(_, id)| k.claims.get(id))
-            .filter(|claim| claim.derived.status == ClaimStatus::Active)
-            .map(|claim| crate::ProjectedClaim {
-                id: claim.id.clone(),
-                predicate: claim.predicate.clone(),
-                value_text: claim.value_text.clone(),
-                object_entity: claim.object_entity.clone(),
-                context_entity: claim.context_entity.clone(),
-                authority: claim.derived.authority,
-                valid_from: claim.derived.valid_from,
-                valid_to: claim.derived.valid_to,
-            })
-            .collect())
+        if let Some(claims) = self.page(entity).and_then(|page| page.projected_claims()) {
+            return Ok(claims);
+        }
+        Ok(projected_of(self.k(), entity))
     }
 
     fn list_evidence_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Evidence>> {
