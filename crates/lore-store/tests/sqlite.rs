@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -51,7 +51,7 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -133,7 +133,7 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;
@@ -187,7 +187,7 @@ fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
@@ -581,7 +581,7 @@ fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status()
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     assert!(store.integrity_problems().unwrap().is_empty());
     store
         .read("alice", &mut |tx| {
@@ -651,7 +651,7 @@ fn a_version_7_database_gains_the_queue_triggers_and_partial_claim_indexes() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 9);
+    assert_eq!(store.schema_version().unwrap(), 10);
     store
         .write("alice", &mut |tx| {
             for name in ["Beatrix Quill", "Gwendolyn Marsh"] {
@@ -698,4 +698,55 @@ fn a_version_7_database_gains_the_queue_triggers_and_partial_claim_indexes() {
         partial, 2,
         "claims by object and by context keep only claims that have one"
     );
+}
+
+/// The full-text index merges off the writers' path (schema_v10.sql): a run of small writes leaves
+/// one index segment each (writers merge only when eight pile up on a level), and once writes pause
+/// the store's background thread merges them down to at most one per level.
+#[test]
+fn the_search_index_merges_while_writes_pause() {
+    use lore_store::conformance::sample_meeting;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let segments = || -> i64 {
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        raw.query_row(
+            "SELECT count(DISTINCT segid) FROM search_fts_idx",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+    };
+    store
+        .write("o", &mut |tx| tx.insert_meeting(&sample_meeting("m1")))
+        .unwrap();
+    let mut most = 0;
+    for at in 0..20 {
+        store
+            .write("o", &mut |tx| {
+                tx.insert_segment(&lore_core::model::Segment {
+                    meeting: "m1".into(),
+                    id: format!("s{at}"),
+                    seq: at,
+                    start_ms: at * 1_000,
+                    end_ms: at * 1_000 + 900,
+                    speaker_label: None,
+                    attribution: lore_core::model::Attribution::Unmapped,
+                    text: format!("word{at} common words of segment {at}"),
+                })
+            })
+            .unwrap();
+        most = most.max(segments());
+    }
+    assert!(
+        most >= 6,
+        "the writers merged as they went: {most} segments at most"
+    );
+    let merged = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        segments() <= 3
+    });
+    assert!(merged, "still {} segments after writes paused", segments());
+    assert!(store.integrity_problems().unwrap().is_empty());
 }

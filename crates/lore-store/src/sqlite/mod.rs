@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v7.sql"),
     include_str!("schema_v8.sql"),
     include_str!("schema_v9.sql"),
+    include_str!("schema_v10.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -99,7 +100,7 @@ impl Checkpointer {
     fn start(path: &Path) -> StoreResult<Checkpointer> {
         let connection = Connection::open(path).map_err(backend)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
-        let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
+        let (wake, wakes) = std::sync::mpsc::sync_channel::<()>(1);
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         let wal = PathBuf::from(wal);
@@ -108,21 +109,31 @@ impl Checkpointer {
             .name("lore-checkpoint".into())
             .spawn(move || {
                 use std::sync::mpsc::RecvTimeoutError;
-                let mut pending_cut = false;
+                // What is left to do once writes pause: merge the full-text index, cut the log.
+                let (mut pending_merge, mut pending_cut) = (false, false);
                 loop {
-                    let woken = if pending_cut {
-                        woken.recv_timeout(IDLE_BEFORE_TRUNCATE)
-                    } else {
-                        woken.recv().map_err(|_| RecvTimeoutError::Disconnected)
+                    let woken = match (pending_merge, pending_cut) {
+                        (true, _) => wakes.recv_timeout(IDLE_BEFORE_MERGE),
+                        (false, true) => wakes.recv_timeout(IDLE_BEFORE_TRUNCATE),
+                        (false, false) => wakes.recv().map_err(|_| RecvTimeoutError::Disconnected),
                     };
                     match woken {
                         Ok(()) => {
-                            // A checkpoint that cannot finish now (busy) is retried at the next
-                            // wake-up; the writer's backstop bounds the log meanwhile.
-                            let _ =
-                                connection
-                                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-                            pending_cut = true;
+                            pending_merge = true;
+                            if log_bytes(&log) > CHECKPOINT_BYTES {
+                                // A checkpoint that cannot finish now (busy) is retried at the
+                                // next wake-up; the writer's backstop bounds the log meanwhile.
+                                let _ = connection.query_row(
+                                    "PRAGMA wal_checkpoint(PASSIVE)",
+                                    [],
+                                    |_| Ok(()),
+                                );
+                                pending_cut = true;
+                            }
+                        }
+                        Err(RecvTimeoutError::Timeout) if pending_merge => {
+                            pending_merge = merge_search_index(&connection, &wakes);
+                            pending_cut |= log_bytes(&log) > CHECKPOINT_BYTES;
                         }
                         Err(RecvTimeoutError::Timeout) => {
                             pending_cut = false;
@@ -145,13 +156,55 @@ impl Checkpointer {
         let _ = self.thread.join();
     }
 
-    /// Called after each commit: wakes the thread when the log has grown past the threshold.
+    /// Called after each commit: the thread merges the full-text index once writes pause, and
+    /// checkpoints when the log has grown past the threshold.
     fn committed(&self) {
-        if log_bytes(&self.wal) > CHECKPOINT_BYTES {
-            // A full channel means a checkpoint is already pending.
-            let _ = self.wake.try_send(());
-        }
+        // A full channel means the thread is already due to look.
+        let _ = self.wake.try_send(());
     }
+}
+
+/// Leaf pages of the full-text index one background merge step writes (each its own transaction,
+/// a few milliseconds), and how many segments on one level make it merge them (`usermerge`).
+const MERGE_STEP_PAGES: i64 = 64;
+/// How long writes must pause before the background thread merges the full-text index.
+const IDLE_BEFORE_MERGE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Merges the full-text index in small steps while no write commits (schema_v10.sql: writers merge
+/// only when eight segments pile up on a level; here two are enough): returns whether work is left,
+/// because a write came (`woken` holds its notice, which the caller then reads) or the database was
+/// busy. Each step is a write transaction of its own, so a writer waits for one step at most.
+fn merge_search_index(connection: &Connection, woken: &std::sync::mpsc::Receiver<()>) -> bool {
+    if connection.busy_timeout(std::time::Duration::ZERO).is_err() {
+        return true;
+    }
+    let more = loop {
+        if !matches!(woken.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)) {
+            // A write came (or the store is gone): merge again when writes pause.
+            break true;
+        }
+        let before = connection.total_changes();
+        let merged = connection
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; \
+                 INSERT INTO search_fts (search_fts, rank) VALUES ('merge', {MERGE_STEP_PAGES}); \
+                 COMMIT;"
+            ))
+            .map(|()| connection.total_changes() - before);
+        match merged {
+            // Fewer than two changes: no level had enough segments, nothing was merged.
+            Ok(changes) if changes < 2 => break false,
+            Ok(_) => continue,
+            Err(_) => {
+                if !connection.is_autocommit() {
+                    let _ = connection.execute_batch("ROLLBACK");
+                }
+                break true;
+            }
+        }
+    };
+    let _ = connection.busy_timeout(BUSY_TIMEOUT);
+    more
 }
 
 impl Drop for SqliteStore {

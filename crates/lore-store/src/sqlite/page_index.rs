@@ -140,6 +140,10 @@ pub(crate) struct Page {
 pub(crate) struct OnePage(Box<[u8]>);
 
 impl OnePage {
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub(crate) fn encode(id: &str, page: &Page) -> OnePage {
         let mut buffer = Encoder(Vec::new());
         encode(id, page, &mut buffer);

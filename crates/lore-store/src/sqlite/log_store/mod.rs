@@ -517,7 +517,7 @@ impl LogStore {
         owners.collect::<Result<Vec<String>, _>>().map_err(backend)
     }
 
-    /// Loads an owner's state if no transaction has yet (`prewarm`, checks).
+    /// Loads an owner's state if no transaction has yet (checks).
     fn load(&self, owner: &str) -> StoreResult<()> {
         self.read(owner, &mut |_| Ok(()))
     }
@@ -836,7 +836,14 @@ impl Store for LogStore {
     fn prewarm(&self) -> StoreResult<usize> {
         let owners = self.owner_names()?;
         for owner in &owners {
-            self.load(owner)?;
+            // Loading the state, and every entity's page (`pages.rs`), which reads then keep until
+            // a write reaches the entity.
+            self.read(owner, &mut |tx| {
+                for entity in tx.list_entities()? {
+                    tx.list_projected_claims(&entity.id)?;
+                }
+                Ok(())
+            })?;
             if let Some(graphs) = &self.graphs {
                 let slot = self.owners.slot(owner)?;
                 let version = slot.read().map_err(poisoned)?.version;
@@ -852,7 +859,7 @@ impl Store for LogStore {
         let state = slot.read().ok()?;
         state.loaded.then(|| crate::CachedPages {
             entities: state.knowledge.entities.len(),
-            bytes: 0,
+            bytes: state.knowledge.pages.bytes(),
             left_to_queries: 0,
         })
     }

@@ -58,6 +58,11 @@ impl PageCache {
             .clear();
     }
 
+    /// The bytes of the pages kept.
+    pub(crate) fn bytes(&self) -> usize {
+        self.lock().values().map(|page| page.len()).sum()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, FastMap<String, Arc<OnePage>>> {
         self.pages
             .lock()
