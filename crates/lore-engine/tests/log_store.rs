@@ -181,3 +181,45 @@ fn a_growing_log_compacts_itself() {
     assert_eq!(state_dump(&reopened, OWNER).unwrap(), dump);
     assert_consistent(&reopened, OWNER, "compacted");
 }
+
+/// Closing a store that wrote compacts a log grown past its rows; closing one that only read writes
+/// nothing, however long the log it replayed.
+#[test]
+fn closing_compacts_after_writes_only() {
+    use lore_store::Store;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let clock = TestClock::new("2026-12-01T00:00:00Z");
+    // Writes that never compact on their own (the threshold is out of reach).
+    let writing = LogStore::open(&path).unwrap().compact_after(u64::MAX);
+    let shared = clock.0.clone();
+    let engine = Engine::new(Box::new(writing))
+        .with_clock(std::sync::Arc::new(move || *shared.lock().unwrap()));
+    ingest_examples(&engine);
+    drop(engine);
+    let entries = || -> (u64, u64) {
+        let store = LogStore::open(&path).unwrap().compact_after(10);
+        store.read(OWNER, &mut |_| Ok(())).unwrap();
+        store.log_size(OWNER).unwrap()
+    };
+    let (since, compacted) = entries();
+    assert!(since > 0 && compacted == 0, "{since} {compacted}");
+    // The readers above closed without writing; one that writes closes by compacting.
+    assert_eq!(entries(), (since, compacted));
+    let shared = clock.0.clone();
+    let engine = Engine::new(Box::new(LogStore::open(&path).unwrap().compact_after(10)))
+        .with_clock(std::sync::Arc::new(move || *shared.lock().unwrap()));
+    let person = engine
+        .list_entities_sorted(OWNER, lore_engine::EntitySort::Name)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.kind == lore_core::EntityKind::Person)
+        .unwrap();
+    engine
+        .apply_override(OWNER, &person.id, "located_in", "Porto")
+        .unwrap();
+    drop(engine);
+    let (since, compacted) = entries();
+    assert!(since == 0 && compacted > 0, "{since} {compacted}");
+    assert_consistent(&open(&path, &clock), OWNER, "compacted on close");
+}

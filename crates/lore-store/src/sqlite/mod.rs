@@ -356,25 +356,12 @@ impl SqliteStore {
         )
         .map_err(backend)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
-        let target = target
-            .to_str()
-            .ok_or_else(|| StoreError::Backend("backup path is not UTF-8".into()))?;
-        connection
-            .execute("VACUUM INTO ?1", [target])
-            .map(|_| ())
-            .map_err(backend)
+        vacuum_into(&connection, target)
     }
 
     /// Writes a consistent copy of the database to `target` (`VACUUM INTO`).
     pub fn backup_to(&self, target: &Path) -> StoreResult<()> {
-        let connection = self.lock()?;
-        let target = target
-            .to_str()
-            .ok_or_else(|| StoreError::Backend("backup path is not UTF-8".into()))?;
-        connection
-            .execute("VACUUM INTO ?1", [target])
-            .map(|_| ())
-            .map_err(backend)
+        vacuum_into(&*self.lock()?, target)
     }
 
     /// Checks a database file without changing it: it opens read-only, passes `PRAGMA integrity_check`
@@ -575,6 +562,17 @@ impl SqliteStore {
         }
         outcome
     }
+}
+
+/// Writes a consistent copy of the connection's database to `target`.
+fn vacuum_into(connection: &Connection, target: &Path) -> StoreResult<()> {
+    let target = target
+        .to_str()
+        .ok_or_else(|| StoreError::Backend("backup path is not UTF-8".into()))?;
+    connection
+        .execute("VACUUM INTO ?1", [target])
+        .map(|_| ())
+        .map_err(backend)
 }
 
 /// A read transaction on the reader connection, ended with `ROLLBACK` (also when the work fails or

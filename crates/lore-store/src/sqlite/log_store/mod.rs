@@ -112,6 +112,8 @@ pub(crate) struct OwnerState {
     base_bytes: u64,
     /// Operations logged since the last compaction (what an open replays beyond the rows).
     log_ops: u64,
+    /// Whether this store wrote to the owner since it opened (only then does closing compact).
+    wrote: bool,
     /// The reading connection's `PRAGMA data_version` when this state was last found to be the
     /// database's (`None`: not yet). While the connection reports the same value, no connection has
     /// committed anything since, and a read needs no statement to trust memory.
@@ -662,6 +664,32 @@ fn graph_rows(state: &OwnerState) -> crate::graph_index::GraphRows {
     }
 }
 
+impl Drop for LogStore {
+    /// A store closing after writes (a `lore ingest`, a server stopping) compacts each owner it
+    /// wrote whose log since its last compaction holds more operations than its knowledge has rows
+    /// (and at least `compact_min_ops`), so the next command that opens the file replays about as
+    /// many operations as there are rows, where a write would have waited for twice as many. A
+    /// store that only read writes nothing.
+    fn drop(&mut self) {
+        let Ok(owners) = self.owners.loaded() else {
+            return;
+        };
+        for (owner, slot) in owners {
+            let due = slot.read().is_ok_and(|state| {
+                state.loaded
+                    && state.wrote
+                    && state.log_ops > self.compact_min_ops
+                    && state.log_ops > state.knowledge.rows as u64
+            });
+            if due {
+                if let Err(error) = self.compact(&owner) {
+                    tracing::warn!("compacting the knowledge log of {owner} on close: {error}");
+                }
+            }
+        }
+    }
+}
+
 impl Store for LogStore {
     fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
         let slot = self.owners.slot(owner)?;
@@ -722,6 +750,7 @@ impl Store for LogStore {
         match committed {
             Ok((bytes, changed)) => {
                 if logged > 0 {
+                    state.wrote = true;
                     state.seq += 1;
                     state.log_bytes += bytes;
                     state.log_ops += logged as u64;

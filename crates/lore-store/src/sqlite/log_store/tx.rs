@@ -1649,18 +1649,6 @@ impl Tx for LogTx<'_> {
             }))
     }
 
-    fn delete_identifier_sources_by_meeting(
-        &mut self,
-        meeting: &str,
-    ) -> StoreResult<Vec<IdentifierSource>> {
-        self.writable()?;
-        let sources = self.list_identifier_sources_by_meeting(meeting)?;
-        for source in &sources {
-            self.delete_identifier_source(source)?;
-        }
-        Ok(sources)
-    }
-
     fn list_identifiers_still_taught(
         &mut self,
         identifiers: &[(String, String)],
