@@ -76,11 +76,18 @@ pub enum Snap {
 /// A typed row a revision may record.
 pub trait SnapRow: Send {
     fn to_json(&self) -> Value;
+    /// The row cut to its identifying fields (`identifying_fields` of its JSON).
+    fn identifying(&self) -> Value;
 }
 
 impl<T: serde::Serialize + Send> SnapRow for T {
     fn to_json(&self) -> Value {
         to_value(self)
+    }
+
+    fn identifying(&self) -> Value {
+        crate::identifying::identifying(self, IDENTIFYING_FIELDS, ERASED_FIELD)
+            .unwrap_or_else(|| identifying_fields(self.to_json()))
     }
 }
 
@@ -94,6 +101,14 @@ impl Snap {
 
     fn is_null(&self) -> bool {
         matches!(self, Snap::Json(Value::Null))
+    }
+
+    /// The row cut to its identifying fields (an absent row stays absent).
+    fn into_identifying(self) -> Value {
+        match self {
+            Snap::Json(value) => identifying_fields(value),
+            Snap::Row(row) => row.identifying(),
+        }
     }
 
     fn typed<T: serde::Serialize + Send + 'static>(row: Option<T>) -> Snap {
@@ -247,10 +262,7 @@ impl Changes {
         self.before = std::mem::take(&mut self.before)
             .into_iter()
             .map(|(key, row)| match erase(&key) {
-                true => (
-                    erased_key(key),
-                    Snap::Json(identifying_fields(row.into_json())),
-                ),
+                true => (erased_key(key), Snap::Json(row.into_identifying())),
                 false => (key, row),
             })
             .collect();
@@ -343,7 +355,7 @@ fn without_derived_entity_fields(before: &mut Value, after: &mut Value) {
 }
 
 /// Snapshot fields that name rows and their state rather than carry what a source said.
-const IDENTIFYING_FIELDS: &[&str] = &[
+pub(crate) const IDENTIFYING_FIELDS: &[&str] = &[
     "id",
     "claim",
     "subject",
@@ -496,7 +508,7 @@ pub fn erase_deleted_source(
 /// The field an erased row carries (`"erased": true`): undo refuses a revision holding one.
 pub const ERASED_FIELD: &str = "erased";
 
-fn identifying_fields(value: Value) -> Value {
+pub(crate) fn identifying_fields(value: Value) -> Value {
     match value {
         Value::Object(row) => Value::Object(
             row.into_iter()

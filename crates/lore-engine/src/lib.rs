@@ -12,6 +12,7 @@ mod error;
 mod extract;
 mod graph;
 mod graph_expand;
+mod identifying;
 mod identity;
 mod ingest;
 mod inspect;

@@ -1171,7 +1171,7 @@ pub fn sample_meeting(id: &str) -> Meeting {
     }
 }
 
-fn sample_claim(id: &str, subject: &str) -> Claim {
+pub fn sample_claim(id: &str, subject: &str) -> Claim {
     Claim {
         id: id.into(),
         subject: subject.into(),
