@@ -66,6 +66,11 @@ pub(crate) struct LogTx<'a> {
     pub(crate) graphs: Option<(&'a crate::GraphBuilds, i64)>,
 }
 
+/// What a write in a read transaction gets (SQLite's own message for the same).
+fn read_only() -> StoreError {
+    StoreError::Backend("attempt to write a readonly database".into())
+}
+
 fn conflict(what: &str) -> StoreError {
     StoreError::Conflict(format!("FOREIGN KEY constraint failed ({what})"))
 }
@@ -172,20 +177,17 @@ impl LogTx<'_> {
     fn writable(&mut self) -> StoreResult<&mut OwnerState> {
         match &mut self.state {
             StateRef::Write(state) => Ok(state),
-            StateRef::Read(_) => Err(StoreError::Backend(
-                "attempt to write a readonly database".into(),
-            )),
+            StateRef::Read(_) => Err(read_only()),
         }
     }
 
     /// Applies a change to the owner's knowledge, logging it and keeping its inverse.
     fn apply(&mut self, op: Op) -> StoreResult<()> {
-        self.writable()?;
+        let StateRef::Write(state) = &mut self.state else {
+            return Err(read_only());
+        };
         self.journal.log.put(&op);
         self.journal.logged += 1;
-        let StateRef::Write(state) = &mut self.state else {
-            unreachable!("checked writable above");
-        };
         if let Some(inverse) = state.knowledge.apply(op) {
             self.journal.undo.push(Undo::Knowledge(inverse));
         }
