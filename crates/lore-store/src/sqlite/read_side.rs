@@ -52,8 +52,10 @@ pub const SEARCH_SNIPPETS: &str =
     "SELECT rowid, snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
      WHERE search_fts MATCH ?1 AND rowid >= ?2 AND rowid <= ?3 \
      AND +rowid IN (SELECT value FROM json_each(?4))";
-/// Above this many index rows per requested document, snippets are read one by one.
-const SNIPPET_SPAN_PER_DOCUMENT: u128 = 256;
+/// Above this many index rows per requested document, snippets are read one by one. A statement per
+/// document costs about as much as walking a common word's matches over 4,000 rows (each pays FTS5's
+/// setup and a seek into every segment), and a walk over a rarer word's or a phrase's matches less.
+const SNIPPET_SPAN_PER_DOCUMENT: u128 = 2_048;
 /// The projection's claims: the active ones only (the `claims_by_subject` index leads with owner,
 /// subject and status), and only the columns the entity page shows.
 pub const PROJECTED_CLAIMS: &str =
