@@ -198,6 +198,8 @@ pub(crate) fn expand(
                     .then(a_rank.cmp(&b_rank))
             },
         );
+        // A node's links are in key order, so a one-hop read's edges arrive sorted, which the sort
+        // finds in one pass.
         edges.sort_unstable_by_key(|&(key, _, _)| key);
         Ok(GraphView::from_index(
             index.clone(),

@@ -341,6 +341,10 @@ impl GraphIndex {
             link.key = adjacency.edges[link.edge as usize].key;
             link.admissible = adjacency.nodes[link.neighbor as usize].admissible;
         }
+        // A node's links in key order: the edges a read takes from them then come out sorted.
+        for node_links in &mut links {
+            node_links.sort_by_key(|link| link.key);
+        }
         let ranked = links
             .iter()
             .map(|links| {
