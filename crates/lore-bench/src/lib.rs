@@ -84,6 +84,10 @@ pub struct BenchReport {
     /// were built on the store's threads (the prewarm does not wait for them); the reads were measured
     /// after it.
     pub indexes_ready_ms: f64,
+    /// Milliseconds from the prewarm's start until the full-text index's background merge had
+    /// caught up with the ingest (`Store::wait_search_merged`; it starts once writes pause); the
+    /// reads were measured after it.
+    pub search_merged_ms: f64,
     /// Entities whose pages the prewarm left in memory (`Store::cached_pages`; `None`: the store
     /// keeps none, as PostgreSQL), and the memory they take in MB (estimated from the rows).
     pub page_index_entities: Option<usize>,
@@ -176,6 +180,7 @@ pub fn median_of_runs(runs: Vec<BenchReport>) -> Option<BenchReport> {
     }
     combined.prewarm_ms = of(&|run| Some(run.prewarm_ms)).unwrap_or(0.0);
     combined.indexes_ready_ms = of(&|run| Some(run.indexes_ready_ms)).unwrap_or(0.0);
+    combined.search_merged_ms = of(&|run| Some(run.search_merged_ms)).unwrap_or(0.0);
     combined.db_bytes_per_1000_claims =
         of(&|run| run.db_bytes_per_1000_claims.map(|b| b as f64)).map(|b| b.round() as u64);
     combined.runs = runs.len();
@@ -591,6 +596,8 @@ fn measure_all(
     // its start.
     engine.store().finish_background_work();
     let indexes_ready_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+    engine.store().wait_search_merged();
+    let search_merged_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
     let pages = engine.store().cached_pages(OWNER);
     let page_index_entities = pages.map(|p| p.entities);
     let page_index_mb = pages.map(|p| (p.bytes as f64 / 1e5).round() / 10.0);
@@ -758,6 +765,7 @@ fn measure_all(
         graph_sizes,
         prewarm_ms,
         indexes_ready_ms,
+        search_merged_ms,
         page_index_entities,
         page_index_mb,
         targets: if config.all_targets {
@@ -932,6 +940,7 @@ mod tests {
             graph_sizes: BTreeMap::new(),
             prewarm_ms: claims_per_s / 1_000.0,
             indexes_ready_ms: 150.0,
+            search_merged_ms: 400.0,
             page_index_entities: Some(1_922),
             page_index_mb: Some(2.4),
             targets: "first block".into(),

@@ -80,6 +80,12 @@ fn bench_quick_reports_every_operation() {
         report["indexes_ready_ms"].as_f64().is_some(),
         "no indexes_ready_ms"
     );
+    // ...and once the full-text index's background merge had caught up with the ingest.
+    let merged = report["search_merged_ms"].as_f64().unwrap_or(-1.0);
+    assert!(
+        merged >= report["indexes_ready_ms"].as_f64().unwrap_or(0.0),
+        "search_merged_ms {merged}"
+    );
     // On SQLite the prewarm leaves the entity pages in memory (every entity of the run's owner).
     let entities = report["dataset"]["entities"].as_u64().unwrap_or(0);
     assert!(entities > 0);

@@ -329,6 +329,11 @@ pub trait Store: Send + Sync {
     /// graph indexes) is done, so that a measurement or a test reads what a long-running server reads once it is.
     fn finish_background_work(&self) {}
 
+    /// Waits until the full-text index has been merged after the writes made so far (on SQLite a
+    /// background thread merges it in small steps once writes pause; at most a minute), as a
+    /// server's index is a few seconds after its last write.
+    fn wait_search_merged(&self) {}
+
     // API tokens: the one administrative exception to owner-bound access. A request is known only by
     // its bearer token, so the lookup cannot be scoped by an owner; it returns the owner instead.
     // Only the SHA-256 of a token is ever stored.

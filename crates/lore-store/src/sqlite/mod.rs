@@ -9,7 +9,7 @@ mod read_side;
 mod rows;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use lore_core::model::*;
 use lore_core::Ts;
@@ -77,6 +77,37 @@ struct Checkpointer {
     wal: PathBuf,
     wake: std::sync::mpsc::SyncSender<()>,
     thread: std::thread::JoinHandle<()>,
+    merges: Arc<MergeProgress>,
+}
+
+/// How far the background merge of the full-text index has come: commits counted by the writer,
+/// and the count the thread had seen when it last found nothing left to merge.
+#[derive(Default)]
+struct MergeProgress {
+    commits: std::sync::atomic::AtomicU64,
+    merged_after: Mutex<u64>,
+    settled: std::sync::Condvar,
+}
+
+impl MergeProgress {
+    fn settled_after(&self, commits: u64) {
+        if let Ok(mut merged) = self.merged_after.lock() {
+            *merged = (*merged).max(commits);
+            self.settled.notify_all();
+        }
+    }
+
+    /// Waits until the index holds no more merge work than it did after every commit made so far,
+    /// or `limit` has passed (a reader of another process can keep the merge busy).
+    fn wait_settled(&self, limit: std::time::Duration) {
+        let commits = self.commits.load(std::sync::atomic::Ordering::SeqCst);
+        let Ok(merged) = self.merged_after.lock() else {
+            return;
+        };
+        let _ = self
+            .settled
+            .wait_timeout_while(merged, limit, |merged| *merged < commits);
+    }
 }
 
 /// How long every connection waits for another's lock before it reports the database busy.
@@ -105,6 +136,8 @@ impl Checkpointer {
         wal.push("-wal");
         let wal = PathBuf::from(wal);
         let log = wal.clone();
+        let merges = Arc::new(MergeProgress::default());
+        let progress = merges.clone();
         let thread = std::thread::Builder::new()
             .name("lore-checkpoint".into())
             .spawn(move || {
@@ -132,7 +165,13 @@ impl Checkpointer {
                             }
                         }
                         Err(RecvTimeoutError::Timeout) if pending_merge => {
+                            // Commits counted before the merge starts are the ones it covers.
+                            let commits =
+                                progress.commits.load(std::sync::atomic::Ordering::SeqCst);
                             pending_merge = merge_search_index(&connection, &wakes);
+                            if !pending_merge {
+                                progress.settled_after(commits);
+                            }
                             pending_cut |= log_bytes(&log) > CHECKPOINT_BYTES;
                         }
                         Err(RecvTimeoutError::Timeout) => {
@@ -147,7 +186,12 @@ impl Checkpointer {
                 }
             })
             .map_err(|error| StoreError::Backend(format!("cannot start checkpointer: {error}")))?;
-        Ok(Checkpointer { wal, wake, thread })
+        Ok(Checkpointer {
+            wal,
+            wake,
+            thread,
+            merges,
+        })
     }
 
     /// Ends the thread, once any checkpoint it is running has finished.
@@ -159,6 +203,9 @@ impl Checkpointer {
     /// Called after each commit: the thread merges the full-text index once writes pause, and
     /// checkpoints when the log has grown past the threshold.
     fn committed(&self) {
+        self.merges
+            .commits
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         // A full channel means the thread is already due to look.
         let _ = self.wake.try_send(());
     }
@@ -249,6 +296,9 @@ fn backend(error: rusqlite::Error) -> StoreError {
         other => StoreError::Backend(other.to_string()),
     }
 }
+
+/// How long `finish_background_work` waits for the full-text index's merge at most.
+const MERGE_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl SqliteStore {
     /// Opens (creating and migrating if needed) the database file; blobs live in `<file>.blobs/`.
@@ -1011,6 +1061,12 @@ impl Store for SqliteStore {
         if let (Some(pages), Some(graphs)) = (&self.pages, &self.graphs) {
             pages.wait_idle();
             graphs.wait_idle();
+        }
+    }
+
+    fn wait_search_merged(&self) {
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.merges.wait_settled(MERGE_WAIT_LIMIT);
         }
     }
 

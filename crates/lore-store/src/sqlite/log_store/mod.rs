@@ -911,6 +911,10 @@ impl Store for LogStore {
         }
     }
 
+    fn wait_search_merged(&self) {
+        self.sql.wait_search_merged();
+    }
+
     fn insert_api_token(&self, token: &ApiToken) -> StoreResult<()> {
         self.sql.insert_api_token(token)
     }
