@@ -1086,6 +1086,7 @@ impl Codec for Op {
 }
 
 /// Encodes a list of operations: their count, then each.
+#[cfg(test)]
 pub(crate) fn encode_ops(ops: &[Op]) -> Vec<u8> {
     let mut writer = Writer::default();
     writer.put(&(ops.len() as i64));
