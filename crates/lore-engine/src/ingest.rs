@@ -854,7 +854,13 @@ fn ingest_in_tx(
             rebuild_entities(tx, &mut changes)?;
         }
     }
-    crate::links::sync_meeting_attachments(tx, &meeting_id, &mut changes)?;
+    // The transcript is the bundle's, as written above.
+    let segments: Vec<(&str, &str)> = bundle
+        .segments
+        .iter()
+        .map(|segment| (segment.id.as_str(), segment.text.as_str()))
+        .collect();
+    crate::links::sync_ingested_meeting_attachments(tx, &meeting_id, &segments, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
         let from = changes.history_replay_from();
         crate::temporal::rebuild_slot_histories(

@@ -62,6 +62,16 @@ pub fn derive_meeting_attachments(
     tx: &mut dyn Tx,
     meeting: &str,
 ) -> EngineResult<Vec<LinkAttachment>> {
+    derive_attachments_with(tx, meeting, None)
+}
+
+/// `derive_meeting_attachments`, with the transcript's `(segment id, text)` pairs when the caller
+/// has just written them (an ingest), instead of reading them back.
+fn derive_attachments_with(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    written: Option<&[(&str, &str)]>,
+) -> EngineResult<Vec<LinkAttachment>> {
     let links: Vec<ResourceLink> = tx
         .list_resource_links_by_meeting(meeting)?
         .into_iter()
@@ -72,12 +82,25 @@ pub fn derive_meeting_attachments(
     }
     // Where each URL occurs: `segment:<id>` or `note:<note id>`.
     let mut places: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for segment in tx.list_segments(meeting)? {
-        for found in lore_ingest::find_urls(&segment.text) {
+    let stored = match written {
+        Some(_) => Vec::new(),
+        None => tx.list_segments(meeting)?,
+    };
+    let segments = written.map_or_else(
+        || {
+            stored
+                .iter()
+                .map(|segment| (segment.id.as_str(), segment.text.as_str()))
+                .collect()
+        },
+        <[(&str, &str)]>::to_vec,
+    );
+    for (id, text) in segments {
+        for found in lore_ingest::find_urls(text) {
             places
                 .entry(found.url)
                 .or_default()
-                .insert(format!("segment:{}", segment.id));
+                .insert(format!("segment:{id}"));
         }
     }
     for note in tx.list_notes(meeting)? {
@@ -206,8 +229,28 @@ pub fn sync_meeting_attachments(
     meeting: &str,
     changes: &mut Changes,
 ) -> EngineResult<()> {
+    sync_attachments_with(tx, meeting, None, changes)
+}
+
+/// `sync_meeting_attachments` for a meeting whose transcript the caller has just written, as
+/// `(segment id, text)` pairs: an ingest does not read back the segments it wrote.
+pub fn sync_ingested_meeting_attachments(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    segments: &[(&str, &str)],
+    changes: &mut Changes,
+) -> EngineResult<()> {
+    sync_attachments_with(tx, meeting, Some(segments), changes)
+}
+
+fn sync_attachments_with(
+    tx: &mut dyn Tx,
+    meeting: &str,
+    written: Option<&[(&str, &str)]>,
+    changes: &mut Changes,
+) -> EngineResult<()> {
     let stored = tx.list_link_attachments_by_meeting(meeting)?;
-    let derived = derive_meeting_attachments(tx, meeting)?;
+    let derived = derive_attachments_with(tx, meeting, written)?;
     for row in &stored {
         if !derived.contains(row) {
             tx.delete_link_attachment(&row.link, &row.entity)?;
