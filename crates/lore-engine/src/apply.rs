@@ -10,7 +10,7 @@ use lore_core::projection::{project, ProjectedClaim};
 use lore_core::reading::{weight_basis, MENTION_WEIGHT};
 use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::Ts;
-use lore_store::Tx;
+use lore_store::{EncodedRevision, Tx};
 use serde_json::{json, Value};
 
 use crate::EngineResult;
@@ -78,6 +78,10 @@ pub trait SnapRow: Send {
     fn to_json(&self) -> Value;
     /// The row cut to its identifying fields (`identifying_fields` of its JSON).
     fn identifying(&self) -> Value;
+    /// Appends the JSON text of `to_json` (`null` for a row that does not serialize).
+    fn write_json(&self, out: &mut Vec<u8>);
+    /// The row's `meeting` field when it is a string; `json` is what `write_json` wrote.
+    fn meeting(&self, json: &[u8]) -> Option<String>;
 }
 
 impl<T: serde::Serialize + Send> SnapRow for T {
@@ -89,12 +93,35 @@ impl<T: serde::Serialize + Send> SnapRow for T {
         crate::identifying::identifying(self, IDENTIFYING_FIELDS, ERASED_FIELD)
             .unwrap_or_else(|| identifying_fields(self.to_json()))
     }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        if serde_json::to_writer(&mut *out, self).is_err() {
+            out.truncate(start);
+            out.extend_from_slice(b"null");
+        }
+    }
+
+    fn meeting(&self, json: &[u8]) -> Option<String> {
+        match crate::identifying::plain_field(self, "meeting") {
+            Some(field) => field.as_ref().and_then(Value::as_str).map(str::to_string),
+            None => meeting_of(&serde_json::from_slice(json).ok()?),
+        }
+    }
+}
+
+/// A snapshot row's `meeting` field when it is a string (what `lore_store::revision_meetings`
+/// reads).
+fn meeting_of(row: &Value) -> Option<String> {
+    row.get("meeting")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 impl Snap {
-    fn into_json(self) -> Value {
+    fn to_json(&self) -> Value {
         match self {
-            Snap::Json(value) => value,
+            Snap::Json(value) => value.clone(),
             Snap::Row(row) => row.to_json(),
         }
     }
@@ -296,61 +323,107 @@ impl Changes {
         now: Ts,
     ) -> EngineResult<String> {
         let id = new_revision_id();
-        // The snapshots move into the revision and back: a cascade delete's snapshot holds every
-        // removed row, and cloning it cost more than writing it.
-        let snapshot = |map: &mut BTreeMap<String, Snap>| {
-            Value::Object(
-                std::mem::take(map)
-                    .into_iter()
-                    .map(|(key, row)| (key, row.into_json()))
-                    .collect(),
-            )
-        };
-        let (mut before, mut after) = (snapshot(&mut self.before), snapshot(&mut self.after));
-        if !self.keep_derived_entity_fields {
-            without_derived_entity_fields(&mut before, &mut after);
-        }
-        let revision = Revision {
+        let mut meetings = BTreeSet::new();
+        let (before, after) = encode_snapshots(
+            &self.before,
+            &self.after,
+            self.keep_derived_entity_fields,
+            &mut meetings,
+        );
+        tx.insert_encoded_revision(&EncodedRevision {
             id: id.clone(),
             action,
             target: target.to_string(),
             secondary: secondary.map(str::to_string),
             before,
             after,
+            meetings,
             created_at: now,
-        };
-        let written = tx.insert_revision(&revision);
-        let restore = |value: Value| match value {
-            Value::Object(map) => map
-                .into_iter()
-                .map(|(key, row)| (key, Snap::Json(row)))
-                .collect(),
-            _ => BTreeMap::new(),
-        };
-        self.before = restore(revision.before);
-        self.after = restore(revision.after);
-        written?;
+        })?;
         Ok(id)
     }
 }
 
-/// Entity rows as revisions keep them (`Entity::DERIVED_FIELDS`, erasure at rest): without their
-/// derived fields, and not at all when nothing else of the row changed (a meeting that only mentions
-/// an entity moves its observation times and nothing undo restores).
-fn without_derived_entity_fields(before: &mut Value, after: &mut Value) {
-    Revision::strip_derived_entity_fields(before);
-    Revision::strip_derived_entity_fields(after);
-    let (Value::Object(before), Value::Object(after)) = (before, after) else {
-        return;
-    };
-    let unchanged: Vec<String> = after
+/// A revision's snapshots as JSON text, each row serialized straight from what was recorded (a
+/// typed row is never turned into a JSON value first: that, and serializing the value, were a
+/// fifth of an ingest's instructions), and the meetings their rows name.
+///
+/// Entity rows are kept without their derived fields (`Entity::DERIVED_FIELDS`, erasure at rest),
+/// and not at all when nothing else of the row changed (a meeting that only mentions an entity
+/// moves its observation times and nothing undo restores), unless `keep_derived`.
+fn encode_snapshots(
+    before: &BTreeMap<String, Snap>,
+    after: &BTreeMap<String, Snap>,
+    keep_derived: bool,
+    meetings: &mut BTreeSet<String>,
+) -> (String, String) {
+    // Entity rows, stripped, by key; a pair equal once stripped is in neither snapshot.
+    let mut entities: HashMap<&str, [Value; 2]> = HashMap::new();
+    if !keep_derived {
+        let keys = before.keys().chain(after.keys());
+        for key in keys.filter(|key| key.starts_with("entity:")) {
+            let mut first = before.get(key).map_or(Value::Null, Snap::to_json);
+            let mut last = after.get(key).map_or(Value::Null, Snap::to_json);
+            Entity::strip_derived_fields(&mut first);
+            Entity::strip_derived_fields(&mut last);
+            entities.insert(key, [first, last]);
+        }
+    }
+    let unchanged: BTreeSet<&str> = entities
         .iter()
-        .filter(|(key, row)| key.starts_with("entity:") && before.get(*key) == Some(*row))
-        .map(|(key, _)| key.clone())
+        .filter(|(key, [first, last])| {
+            before.contains_key(**key) && after.contains_key(**key) && first == last
+        })
+        .map(|(key, _)| *key)
         .collect();
-    for key in unchanged {
-        before.remove(&key);
-        after.remove(&key);
+    let mut write = |rows: &BTreeMap<String, Snap>, side: usize| {
+        let mut out = Vec::with_capacity(256 * rows.len() + 2);
+        out.push(b'{');
+        for (key, row) in rows {
+            if unchanged.contains(key.as_str()) {
+                continue;
+            }
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            if let Some(meeting) = key.strip_prefix("meeting:") {
+                meetings.insert(meeting.to_string());
+            }
+            write_json(&mut out, &key.as_str());
+            out.push(b':');
+            let start = out.len();
+            let meeting = match (row, entities.get(key.as_str())) {
+                (_, Some(stripped)) => {
+                    write_json(&mut out, &stripped[side]);
+                    meeting_of(&stripped[side])
+                }
+                (Snap::Json(value), _) => {
+                    write_json(&mut out, value);
+                    meeting_of(value)
+                }
+                (Snap::Row(typed), _) => {
+                    typed.write_json(&mut out);
+                    typed.meeting(&out[start..])
+                }
+            };
+            meetings.extend(meeting);
+        }
+        out.push(b'}');
+        // serde_json writes UTF-8 only.
+        String::from_utf8(out)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+    };
+    let first = write(before, 0);
+    let last = write(after, 1);
+    (first, last)
+}
+
+/// Appends a value's JSON text (`null` for one that does not serialize, as `to_value` gives).
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
     }
 }
 
@@ -884,7 +957,7 @@ fn refresh_entity_with(
         }
         names.insert(id.to_string(), rebuilt.display_name().to_string());
         // A revision keeps entity rows without their derived fields, and none at all when the
-        // rest did not change (`without_derived_entity_fields`): such a rebuild, most of those a
+        // rest did not change (`encode_snapshots`): such a rebuild, most of those a
         // meeting causes, records nothing, instead of serializing the row twice to drop it. A row
         // recorded earlier in the mutation keeps its recorded last state, which differs from this
         // one in derived fields only.
@@ -1106,4 +1179,136 @@ pub fn remove_meeting(
     tx.delete_meeting(&meeting.id)?;
     changes.record_row(format!("meeting:{}", meeting.id), Some(meeting), None);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lore_store::conformance::{sample_claim, sample_entity, sample_meeting};
+
+    /// What a revision's snapshots were when every row was turned into a JSON value first: the
+    /// encoded text must be the same, byte for byte, and name the same meetings.
+    fn by_values(
+        before: &BTreeMap<String, Snap>,
+        after: &BTreeMap<String, Snap>,
+        keep_derived: bool,
+    ) -> (String, String, BTreeSet<String>) {
+        let value = |rows: &BTreeMap<String, Snap>| {
+            Value::Object(
+                rows.iter()
+                    .map(|(key, row)| (key.clone(), row.to_json()))
+                    .collect(),
+            )
+        };
+        let (mut first, mut last) = (value(before), value(after));
+        if !keep_derived {
+            Revision::strip_derived_entity_fields(&mut first);
+            Revision::strip_derived_entity_fields(&mut last);
+            let (Value::Object(b), Value::Object(a)) = (&mut first, &mut last) else {
+                unreachable!("objects")
+            };
+            let unchanged: Vec<String> = a
+                .iter()
+                .filter(|(key, row)| key.starts_with("entity:") && b.get(*key) == Some(*row))
+                .map(|(key, _)| key.clone())
+                .collect();
+            // Keys in order (`remove` would move the last key into the gap).
+            for key in unchanged {
+                b.shift_remove(&key);
+                a.shift_remove(&key);
+            }
+        }
+        let revision = Revision {
+            id: "r".into(),
+            action: RevisionAction::ExtractionCommit,
+            target: "t".into(),
+            secondary: None,
+            before: first,
+            after: last,
+            created_at: Ts(1),
+        };
+        (
+            revision.before.to_string(),
+            revision.after.to_string(),
+            lore_store::revision_meetings(&revision),
+        )
+    }
+
+    #[test]
+    fn encoded_snapshots_are_the_text_of_the_rows_json_values() {
+        let mut changes = Changes::default();
+        let meeting = sample_meeting("m\"1");
+        changes.record_row("meeting:m\"1".into(), None, Some(&meeting));
+        let claim = sample_claim("c1", "e1");
+        let mut settled = claim.clone();
+        settled.derived.status = ClaimStatus::Superseded;
+        changes.record_row("claim:c1".into(), Some(&claim), Some(&settled));
+        changes.record_row("claim:c2".into(), Some(&claim), None);
+        // An entity changed in derived fields only: in neither snapshot (unless kept whole).
+        let entity = sample_entity("e1");
+        let mut observed = entity.clone();
+        observed.last_observed_at = Some(Ts(99));
+        changes.record_row("entity:e1".into(), Some(&entity), Some(&observed));
+        // One renamed: kept, without its derived fields.
+        let mut renamed = sample_entity("e2");
+        renamed.manual_name = Some("Zed".into());
+        changes.record_row(
+            "entity:e2".into(),
+            Some(&sample_entity("e2")),
+            Some(&renamed),
+        );
+        changes.record_row("entity:e3".into(), None, Some(&sample_entity("e3")));
+        // Rows recorded as JSON, one naming a meeting, one not a struct.
+        changes.record(
+            "alias:e1|Ann|m9".into(),
+            Some(serde_json::json!({"entity": "e1", "meeting": "m9"})),
+            None,
+        );
+        changes.record_row("tag:x".into(), None, Some(&vec!["a", "b"]));
+        let evidence = lore_core::model::Evidence {
+            id: "v1".into(),
+            claim: "c1".into(),
+            source_kind: SourceKind::Meeting,
+            source_id: "m7".into(),
+            meeting: Some("m7".into()),
+            observed_at: Ts(5),
+            segment_ids: vec!["s1".into()],
+            start_ms: Some(1),
+            end_ms: None,
+            speaker: Some("Ann \u{e9}\n".into()),
+            speaker_label: None,
+            attribution: None,
+            quote: "a \"quote\"".into(),
+            source_url: None,
+            confidence: 0.25,
+            extraction_run_id: None,
+            kind: EvidenceKind::Support,
+            authority: Authority::FirstParty,
+            outcome: None,
+            recorded_at: Ts(6),
+        };
+        changes.record_row("evidence:v1".into(), None, Some(&evidence));
+        for keep_derived in [false, true] {
+            let mut meetings = BTreeSet::new();
+            let (before, after) =
+                encode_snapshots(&changes.before, &changes.after, keep_derived, &mut meetings);
+            let (want_before, want_after, want_meetings) =
+                by_values(&changes.before, &changes.after, keep_derived);
+            assert_eq!(before, want_before, "keep_derived {keep_derived}");
+            assert_eq!(after, want_after, "keep_derived {keep_derived}");
+            assert_eq!(meetings, want_meetings);
+            assert_eq!(
+                after.contains("\"entity:e1\""),
+                keep_derived,
+                "an entity changed in derived fields only"
+            );
+        }
+        let names: Vec<&str> = ["m\"1", "m7", "m9"].to_vec();
+        let mut meetings = BTreeSet::new();
+        encode_snapshots(&changes.before, &changes.after, false, &mut meetings);
+        assert_eq!(
+            meetings.iter().map(String::as_str).collect::<Vec<_>>(),
+            names
+        );
+    }
 }

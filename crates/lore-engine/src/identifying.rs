@@ -17,6 +17,15 @@ pub fn identifying<T: Serialize + ?Sized>(row: &T, fields: &[&str], erased: &str
     Some(Value::Object(kept))
 }
 
+/// A typed row's `field` as `serde_json::to_value(row)` has it when plain (`Some(None)`: absent, or
+/// a list or an object), serializing no other field; `None` when the row does not serialize as a
+/// struct (the caller reads its JSON instead).
+pub fn plain_field<T: Serialize + ?Sized>(row: &T, field: &str) -> Option<Option<Value>> {
+    let fields = [field];
+    let mut kept = row.serialize(Fields { fields: &fields }).ok()?;
+    Some(kept.remove(field))
+}
+
 struct Fields<'a> {
     fields: &'a [&'a str],
 }

@@ -580,6 +580,32 @@ fn revisions_round_trip_small_and_large(store: &dyn Store) {
             Ok(())
         })
         .expect("rewritten revisions read back");
+    // A revision written as JSON text reads back as its parsed snapshots, compressed or not, and is
+    // found by the meetings it names.
+    let encoded = crate::EncodedRevision {
+        id: "r4".into(),
+        action: RevisionAction::SourceCascadeDelete,
+        target: "m5".into(),
+        secondary: None,
+        before: serde_json::Value::Object(rows).to_string(),
+        after: r#"{"meeting:m5":null,"note:n1":{"id":"n1","meeting":"m6"}}"#.into(),
+        meetings: ["m5".to_string(), "m6".to_string()].into(),
+        created_at: Ts(5),
+    };
+    write(store, "o", |tx| tx.insert_encoded_revision(&encoded)).expect("an encoded revision");
+    write(store, "o", |tx| {
+        assert_eq!(tx.find_revision("r4")?, Some(encoded.decode()?));
+        assert_eq!(tx.list_revisions_naming_meeting("m5")?, ["r4"]);
+        assert_eq!(tx.list_revisions_naming_meeting("m6")?, ["r4"]);
+        Ok(())
+    })
+    .expect("an encoded revision reads back");
+    store
+        .read("other", &mut |tx| {
+            assert_eq!(tx.find_revision("r4")?, None);
+            Ok(())
+        })
+        .expect("another owner reads none");
 }
 
 /// `update_claim_derived` changes every derived field, whichever of them change together, and the

@@ -46,6 +46,41 @@ pub fn revision_meetings(revision: &Revision) -> std::collections::BTreeSet<Stri
     meetings
 }
 
+/// A revision whose snapshots are already JSON text, as the engine writes them: a store keeps the
+/// text instead of building a JSON value of every row and serializing it (`Tx::insert_encoded_revision`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncodedRevision {
+    pub id: String,
+    pub action: RevisionAction,
+    pub target: String,
+    pub secondary: Option<String>,
+    /// The snapshots (`Revision::before`, `Revision::after`) as JSON text.
+    pub before: String,
+    pub after: String,
+    /// The meetings its rows name (what `revision_meetings` finds in the snapshots).
+    pub meetings: std::collections::BTreeSet<String>,
+    pub created_at: Ts,
+}
+
+impl EncodedRevision {
+    /// The revision with its snapshots parsed.
+    pub fn decode(&self) -> StoreResult<Revision> {
+        let parse = |text: &str| {
+            serde_json::from_str(text)
+                .map_err(|error| StoreError::Backend(format!("a revision snapshot: {error}")))
+        };
+        Ok(Revision {
+            id: self.id.clone(),
+            action: self.action,
+            target: self.target.clone(),
+            secondary: self.secondary.clone(),
+            before: parse(&self.before)?,
+            after: parse(&self.after)?,
+            created_at: self.created_at,
+        })
+    }
+}
+
 /// The owners' graph indexes of a store, built on a thread of its own (`owner_builds.rs`).
 pub(crate) type GraphBuilds = owner_builds::OwnerBuilds<GraphIndex>;
 
@@ -533,6 +568,11 @@ pub trait Tx {
     ) -> StoreResult<Option<ExtractionRun>>;
     fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()>;
     fn insert_revision(&mut self, revision: &Revision) -> StoreResult<()>;
+    /// Inserts a revision whose snapshots are JSON text; the same row as `insert_revision` of the
+    /// parsed revision, which is what a store without a faster way does.
+    fn insert_encoded_revision(&mut self, revision: &EncodedRevision) -> StoreResult<()> {
+        self.insert_revision(&revision.decode()?)
+    }
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>>;
     /// Rewrites a revision's snapshots (erasure: a deleted source's words leave the revisions that
     /// recorded them); a revision of another owner or none is left alone.

@@ -2313,6 +2313,30 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn insert_encoded_revision(&mut self, r: &crate::EncodedRevision) -> StoreResult<()> {
+        self.exec(
+            sql!(
+                "INSERT INTO revisions (owner, ",
+                REVISION_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ),
+            params![
+                self.owner,
+                r.id,
+                r.action.as_str(),
+                r.target,
+                r.secondary,
+                snapshot_text_to_sql(&r.before),
+                snapshot_text_to_sql(&r.after),
+                r.created_at.0
+            ],
+        )?;
+        for meeting in &r.meetings {
+            self.exec(INSERT_REVISION_MEETING, params![self.owner, meeting, r.id])?;
+        }
+        Ok(())
+    }
+
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
         self.all(
             REVISIONS_NAMING_MEETING,

@@ -44,12 +44,17 @@ const SNAPSHOT_COMPRESS_FROM: usize = 512;
 const SNAPSHOT_LZ4: u8 = 1;
 
 pub fn snapshot_to_sql(value: &serde_json::Value) -> rusqlite::types::Value {
-    let json = serde_json::to_vec(value).expect("JSON values serialize");
+    let json = serde_json::to_string(value).expect("JSON values serialize");
+    snapshot_text_to_sql(&json)
+}
+
+/// `snapshot_to_sql` of a snapshot already serialized.
+pub fn snapshot_text_to_sql(json: &str) -> rusqlite::types::Value {
     if json.len() < SNAPSHOT_COMPRESS_FROM {
-        return rusqlite::types::Value::Text(String::from_utf8(json).expect("JSON is UTF-8"));
+        return rusqlite::types::Value::Text(json.to_string());
     }
     let mut blob = vec![SNAPSHOT_LZ4];
-    blob.extend(lz4_flex::compress_prepend_size(&json));
+    blob.extend(lz4_flex::compress_prepend_size(json.as_bytes()));
     rusqlite::types::Value::Blob(blob)
 }
 

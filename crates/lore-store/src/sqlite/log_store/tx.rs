@@ -1025,6 +1025,11 @@ impl Tx for LogTx<'_> {
         self.sql()?.insert_revision(revision)
     }
 
+    fn insert_encoded_revision(&mut self, revision: &crate::EncodedRevision) -> StoreResult<()> {
+        self.writable()?;
+        self.sql()?.insert_encoded_revision(revision)
+    }
+
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
         self.sql()?.find_revision(id)
     }
