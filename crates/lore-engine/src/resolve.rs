@@ -595,10 +595,19 @@ pub(crate) fn suggest_same_name_merges(
     name: &str,
     now: Ts,
 ) -> EngineResult<()> {
+    // Most names are one entity's: then no row is read.
+    let others: Vec<String> = tx
+        .list_entities_by_alias_key(&value_key(name))?
+        .into_iter()
+        .filter(|other| other != entity_id)
+        .collect();
+    if others.is_empty() {
+        return Ok(());
+    }
     let Some(entity) = tx.find_entity(entity_id)? else {
         return Ok(());
     };
-    for other in tx.list_entities_by_alias_key(&value_key(name))? {
+    for other in others {
         if other == entity.id || entity.do_not_merge_with.contains(&other) {
             continue;
         }
