@@ -95,11 +95,7 @@ impl<T: serde::Serialize + Send> SnapRow for T {
     }
 
     fn write_json(&self, out: &mut Vec<u8>) {
-        let start = out.len();
-        if serde_json::to_writer(&mut *out, self).is_err() {
-            out.truncate(start);
-            out.extend_from_slice(b"null");
-        }
+        write_json(out, self);
     }
 
     fn meeting(&self, json: &[u8]) -> Option<String> {

@@ -1,4 +1,5 @@
-//! Test support for backends that need a server: fresh PostgreSQL databases from `LORE_TEST_PG_URL`.
+//! Test support: fresh PostgreSQL databases from `LORE_TEST_PG_URL` for backends that need a
+//! server, and the writes the SQLite stores' full-text merge tests make.
 
 /// The server URL for PostgreSQL tests, or `None` (with a message saying the tests were skipped).
 pub fn pg_test_url(test: &str) -> Option<String> {
@@ -111,4 +112,50 @@ pub fn assert_upgraded_without_derived_entity_fields(
     assert!(serde_json::to_string(&found.after)
         .unwrap()
         .contains("\"value_text\""));
+}
+
+/// How many segments the full-text index of the SQLite file at `path` holds.
+pub fn search_index_segments(path: &std::path::Path) -> i64 {
+    let raw = rusqlite::Connection::open(path).expect("the database opens");
+    raw.query_row(
+        "SELECT count(DISTINCT segid) FROM search_fts_idx",
+        [],
+        |row| row.get(0),
+    )
+    .expect("the index's segments are counted")
+}
+
+/// Writes meeting `m1` of `owner`, then `count` transcript segments of it in a write each, so that
+/// each write leaves the full-text index a segment of its own; returns the most segments the index
+/// of the file at `path` held after a write.
+pub fn write_segments_one_by_one(
+    store: &dyn crate::Store,
+    path: &std::path::Path,
+    owner: &str,
+    count: i64,
+) -> i64 {
+    store
+        .write(owner, &mut |tx| {
+            tx.insert_meeting(&crate::conformance::sample_meeting("m1"))
+        })
+        .expect("the meeting is written");
+    let mut most = 0;
+    for at in 0..count {
+        store
+            .write(owner, &mut |tx| {
+                tx.insert_segment(&lore_core::model::Segment {
+                    meeting: "m1".into(),
+                    id: format!("s{at}"),
+                    seq: at,
+                    start_ms: at * 1_000,
+                    end_ms: at * 1_000 + 900,
+                    speaker_label: None,
+                    attribution: lore_core::model::Attribution::Unmapped,
+                    text: format!("word{at} common words of segment {at}"),
+                })
+            })
+            .expect("a segment is written");
+        most = most.max(search_index_segments(path));
+    }
+    most
 }

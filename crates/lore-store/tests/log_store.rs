@@ -143,39 +143,12 @@ fn a_damaged_log_entry_is_an_error() {
 /// `wait_search_merged` returns once the background merge has caught up with every commit.
 #[test]
 fn waiting_for_the_search_merge_returns_a_merged_index() {
+    use lore_store::testing::{search_index_segments, write_segments_one_by_one};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = LogStore::open(&path).unwrap();
-    let segments = || -> i64 {
-        let raw = rusqlite::Connection::open(&path).unwrap();
-        raw.query_row(
-            "SELECT count(DISTINCT segid) FROM search_fts_idx",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap()
-    };
-    store
-        .write("o", &mut |tx| {
-            tx.insert_meeting(&lore_store::conformance::sample_meeting("m1"))
-        })
-        .unwrap();
-    for at in 0..20 {
-        store
-            .write("o", &mut |tx| {
-                tx.insert_segment(&lore_core::model::Segment {
-                    meeting: "m1".into(),
-                    id: format!("s{at}"),
-                    seq: at,
-                    start_ms: at * 1_000,
-                    end_ms: at * 1_000 + 900,
-                    speaker_label: None,
-                    attribution: lore_core::model::Attribution::Unmapped,
-                    text: format!("word{at} common words of segment {at}"),
-                })
-            })
-            .unwrap();
-    }
+    let segments = || search_index_segments(&path);
+    write_segments_one_by_one(&store, &path, "o", 20);
     // Right after the writes the index is in as many pieces as the writers left (a merge starts
     // only once writes have paused), so this checks the wait rather than the clock.
     assert!(segments() >= 4, "{} segments right after", segments());

@@ -705,40 +705,12 @@ fn a_version_7_database_gains_the_queue_triggers_and_partial_claim_indexes() {
 /// the store's background thread merges them down to at most one per level.
 #[test]
 fn the_search_index_merges_while_writes_pause() {
-    use lore_store::conformance::sample_meeting;
+    use lore_store::testing::{search_index_segments, write_segments_one_by_one};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    let segments = || -> i64 {
-        let raw = rusqlite::Connection::open(&path).unwrap();
-        raw.query_row(
-            "SELECT count(DISTINCT segid) FROM search_fts_idx",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap()
-    };
-    store
-        .write("o", &mut |tx| tx.insert_meeting(&sample_meeting("m1")))
-        .unwrap();
-    let mut most = 0;
-    for at in 0..20 {
-        store
-            .write("o", &mut |tx| {
-                tx.insert_segment(&lore_core::model::Segment {
-                    meeting: "m1".into(),
-                    id: format!("s{at}"),
-                    seq: at,
-                    start_ms: at * 1_000,
-                    end_ms: at * 1_000 + 900,
-                    speaker_label: None,
-                    attribution: lore_core::model::Attribution::Unmapped,
-                    text: format!("word{at} common words of segment {at}"),
-                })
-            })
-            .unwrap();
-        most = most.max(segments());
-    }
+    let segments = || search_index_segments(&path);
+    let most = write_segments_one_by_one(&store, &path, "o", 20);
     assert!(
         most >= 6,
         "the writers merged as they went: {most} segments at most"
