@@ -1180,7 +1180,7 @@ pub fn remove_meeting(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lore_store::conformance::{sample_claim, sample_entity, sample_meeting};
+    use lore_store::conformance::{sample_claim, sample_entity, sample_evidence, sample_meeting};
 
     /// What a revision's snapshots were when every row was turned into a JSON value first: the
     /// encoded text must be the same, byte for byte, and name the same meetings.
@@ -1261,28 +1261,8 @@ mod tests {
             None,
         );
         changes.record_row("tag:x".into(), None, Some(&vec!["a", "b"]));
-        let evidence = lore_core::model::Evidence {
-            id: "v1".into(),
-            claim: "c1".into(),
-            source_kind: SourceKind::Meeting,
-            source_id: "m7".into(),
-            meeting: Some("m7".into()),
-            observed_at: Ts(5),
-            segment_ids: vec!["s1".into()],
-            start_ms: Some(1),
-            end_ms: None,
-            speaker: Some("Ann \u{e9}\n".into()),
-            speaker_label: None,
-            attribution: None,
-            quote: "a \"quote\"".into(),
-            source_url: None,
-            confidence: 0.25,
-            extraction_run_id: None,
-            kind: EvidenceKind::Support,
-            authority: Authority::FirstParty,
-            outcome: None,
-            recorded_at: Ts(6),
-        };
+        let mut evidence = sample_evidence("v1", "c1", "m7");
+        evidence.speaker = Some("Ann \u{e9}\n".into());
         changes.record_row("evidence:v1".into(), None, Some(&evidence));
         for keep_derived in [false, true] {
             let mut meetings = BTreeSet::new();

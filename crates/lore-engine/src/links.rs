@@ -86,16 +86,11 @@ fn derive_attachments_with(
         Some(_) => Vec::new(),
         None => tx.list_segments(meeting)?,
     };
-    let segments = written.map_or_else(
-        || {
-            stored
-                .iter()
-                .map(|segment| (segment.id.as_str(), segment.text.as_str()))
-                .collect()
-        },
-        <[(&str, &str)]>::to_vec,
-    );
-    for (id, text) in segments {
+    let read: Vec<(&str, &str)> = stored
+        .iter()
+        .map(|segment| (segment.id.as_str(), segment.text.as_str()))
+        .collect();
+    for (id, text) in written.unwrap_or(&read) {
         for found in lore_ingest::find_urls(text) {
             places
                 .entry(found.url)

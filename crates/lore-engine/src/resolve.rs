@@ -608,7 +608,7 @@ pub(crate) fn suggest_same_name_merges(
         return Ok(());
     };
     for other in others {
-        if other == entity.id || entity.do_not_merge_with.contains(&other) {
+        if entity.do_not_merge_with.contains(&other) {
             continue;
         }
         let Some(other_entity) = tx.find_entity(&other)? else {

@@ -1232,7 +1232,7 @@ pub fn sample_claim(id: &str, subject: &str) -> Claim {
     }
 }
 
-fn sample_evidence(id: &str, claim: &str, meeting: &str) -> Evidence {
+pub fn sample_evidence(id: &str, claim: &str, meeting: &str) -> Evidence {
     Evidence {
         id: id.into(),
         claim: claim.into(),

@@ -63,6 +63,20 @@ pub struct EncodedRevision {
 }
 
 impl EncodedRevision {
+    /// A revision with its snapshots serialized, and the meetings they name.
+    pub fn encode(revision: &Revision) -> EncodedRevision {
+        EncodedRevision {
+            id: revision.id.clone(),
+            action: revision.action,
+            target: revision.target.clone(),
+            secondary: revision.secondary.clone(),
+            before: revision.before.to_string(),
+            after: revision.after.to_string(),
+            meetings: revision_meetings(revision),
+            created_at: revision.created_at,
+        }
+    }
+
     /// The revision with its snapshots parsed.
     pub fn decode(&self) -> StoreResult<Revision> {
         let parse = |text: &str| {

@@ -297,7 +297,7 @@ fn backend(error: rusqlite::Error) -> StoreError {
     }
 }
 
-/// How long `finish_background_work` waits for the full-text index's merge at most.
+/// How long `wait_search_merged` waits for the full-text index's merge at most.
 const MERGE_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl SqliteStore {
@@ -1515,39 +1515,6 @@ macro_rules! sql {
     ($($part:expr),+ $(,)?) => { &[$($part),+].concat() };
 }
 
-impl SqliteTx<'_> {
-    /// A revision's row, its snapshots already SQL values (`r.before` and `r.after` are not read),
-    /// and the meetings it names.
-    fn insert_revision_row(
-        &self,
-        r: &crate::EncodedRevision,
-        snapshots: [rusqlite::types::Value; 2],
-    ) -> StoreResult<()> {
-        let [before, after] = snapshots;
-        self.exec(
-            sql!(
-                "INSERT INTO revisions (owner, ",
-                REVISION_COLUMNS,
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-            ),
-            params![
-                self.owner,
-                r.id,
-                r.action.as_str(),
-                r.target,
-                r.secondary,
-                before,
-                after,
-                r.created_at.0
-            ],
-        )?;
-        for meeting in &r.meetings {
-            self.exec(INSERT_REVISION_MEETING, params![self.owner, meeting, r.id])?;
-        }
-        Ok(())
-    }
-}
-
 impl Tx for SqliteTx<'_> {
     fn upsert_series(&mut self, series: &MeetingSeries) -> StoreResult<()> {
         self.exec(
@@ -2323,26 +2290,31 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn insert_revision(&mut self, r: &Revision) -> StoreResult<()> {
-        let header = crate::EncodedRevision {
-            id: r.id.clone(),
-            action: r.action,
-            target: r.target.clone(),
-            secondary: r.secondary.clone(),
-            before: String::new(),
-            after: String::new(),
-            meetings: crate::revision_meetings(r),
-            created_at: r.created_at,
-        };
-        let snapshots = [snapshot_to_sql(&r.before), snapshot_to_sql(&r.after)];
-        self.insert_revision_row(&header, snapshots)
+        self.insert_encoded_revision(&crate::EncodedRevision::encode(r))
     }
 
     fn insert_encoded_revision(&mut self, r: &crate::EncodedRevision) -> StoreResult<()> {
-        let snapshots = [
-            snapshot_text_to_sql(&r.before),
-            snapshot_text_to_sql(&r.after),
-        ];
-        self.insert_revision_row(r, snapshots)
+        self.exec(
+            sql!(
+                "INSERT INTO revisions (owner, ",
+                REVISION_COLUMNS,
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ),
+            params![
+                self.owner,
+                r.id,
+                r.action.as_str(),
+                r.target,
+                r.secondary,
+                snapshot_text_to_sql(&r.before),
+                snapshot_text_to_sql(&r.after),
+                r.created_at.0
+            ],
+        )?;
+        for meeting in &r.meetings {
+            self.exec(INSERT_REVISION_MEETING, params![self.owner, meeting, r.id])?;
+        }
+        Ok(())
     }
 
     fn list_revisions_naming_meeting(&mut self, meeting: &str) -> StoreResult<Vec<String>> {
