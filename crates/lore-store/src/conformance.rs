@@ -1504,13 +1504,23 @@ fn search_index_follows_every_write_and_stays_per_owner(store: &dyn Store) {
         Ok(())
     })
     .expect("search: alice writes");
+    let bobs_doc = std::cell::Cell::new(None);
     write(store, "bob", |tx| {
         tx.insert_meeting(&sample_meeting("m1"))?;
         tx.insert_segment(&segment("m1", "s1", 0, "Bob's cutover runbook"))?;
+        bobs_doc.set(search(tx, "runbook", None)?.first().map(|hit| hit.doc));
         Ok(())
     })
     .expect("search: bob writes");
+    let bobs_doc = bobs_doc.get().expect("bob's segment is found");
     write(store, "alice", |tx| {
+        let query = lore_core::search::parse_search_query("runbook").expect("query");
+        assert_eq!(
+            tx.find_search_snippet(&query, bobs_doc)?,
+            None,
+            "another owner's document has no snippet (L20)"
+        );
+        assert!(tx.list_search_snippets(&query, &[bobs_doc])?.is_empty());
         let hits = search(tx, "\"cutover runbook\"", None)?;
         assert_eq!(hits.len(), 1, "search returned another owner's text");
         assert_eq!(hits[0].kind, "segment");

@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -51,7 +51,7 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -133,7 +133,7 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;
@@ -187,7 +187,7 @@ fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
@@ -581,7 +581,7 @@ fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status()
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     assert!(store.integrity_problems().unwrap().is_empty());
     store
         .read("alice", &mut |tx| {
@@ -651,7 +651,7 @@ fn a_version_7_database_gains_the_queue_triggers_and_partial_claim_indexes() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     store
         .write("alice", &mut |tx| {
             for name in ["Beatrix Quill", "Gwendolyn Marsh"] {
@@ -720,5 +720,205 @@ fn the_search_index_merges_while_writes_pause() {
         segments() <= 3
     });
     assert!(merged, "still {} segments after writes paused", segments());
+    assert!(store.integrity_problems().unwrap().is_empty());
+}
+
+fn transcript_line(meeting: &str, text: &str) -> lore_core::model::Segment {
+    lore_core::model::Segment {
+        meeting: meeting.into(),
+        id: "s1".into(),
+        seq: 0,
+        start_ms: 0,
+        end_ms: 10,
+        speaker_label: None,
+        attribution: lore_core::model::Attribution::Unmapped,
+        text: text.into(),
+    }
+}
+
+/// What a search finds and the snippet it shows, for one word.
+fn found(store: &SqliteStore, word: &str) -> Vec<String> {
+    let query = lore_core::search::parse_search_query(word).unwrap();
+    let mut snippets = Vec::new();
+    store
+        .read("alice", &mut |tx| {
+            let docs: Vec<i64> = tx
+                .search_candidates(&query, None, 10)?
+                .iter()
+                .map(|hit| hit.doc)
+                .collect();
+            snippets = tx
+                .list_search_snippets(&query, &docs)?
+                .into_iter()
+                .map(|(_, snippet)| snippet)
+                .collect();
+            assert_eq!(snippets.len(), docs.len(), "every hit has a snippet");
+            Ok(())
+        })
+        .unwrap();
+    snippets
+}
+
+/// The search index deletes by rowid and keeps no text (schema_v11.sql). A deleted document's rowid
+/// taken again by a new document, in the deleting transaction or a later one, finds the new text
+/// only; the snippets come from the documents' text; the index passes its checks throughout.
+#[test]
+fn a_deleted_documents_rowid_taken_again_finds_only_the_new_text() {
+    use lore_store::conformance::sample_meeting;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("lore.db")).unwrap();
+    let rowids = || -> Vec<i64> {
+        let raw = rusqlite::Connection::open(dir.path().join("lore.db")).unwrap();
+        let mut statement = raw
+            .prepare("SELECT doc FROM search_docs WHERE kind = 'segment'")
+            .unwrap();
+        let rows = statement.query_map([], |row| row.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_segment(&transcript_line("m1", "alpha said first"))
+        })
+        .unwrap();
+    let first = rowids();
+    store
+        .write("alice", &mut |tx| {
+            tx.delete_meeting("m1")?;
+            tx.insert_meeting(&sample_meeting("m2"))?;
+            tx.insert_segment(&transcript_line("m2", "beta said second"))
+        })
+        .unwrap();
+    assert_eq!(rowids(), first, "the new document took the deleted rowid");
+    assert!(found(&store, "alpha").is_empty());
+    assert_eq!(found(&store, "beta"), ["[beta] said second"]);
+    assert!(store.integrity_problems().unwrap().is_empty());
+    store
+        .write("alice", &mut |tx| tx.delete_meeting("m2"))
+        .unwrap();
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_meeting(&sample_meeting("m3"))?;
+            tx.insert_segment(&transcript_line("m3", "gamma said third"))
+        })
+        .unwrap();
+    assert_eq!(rowids(), first, "a later write took it again");
+    assert!(found(&store, "alpha OR beta").is_empty());
+    assert_eq!(found(&store, "gamma"), ["[gamma] said third"]);
+    assert!(store.integrity_problems().unwrap().is_empty());
+}
+
+/// A database of schema 10 (an external-content index, which deleted with the old text) gets the
+/// index without text when opened, built from the documents: searches find what they found, and a
+/// document the index lost is reported.
+#[test]
+fn a_version_10_database_gets_the_index_without_text() {
+    use lore_store::conformance::sample_meeting;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .write("alice", &mut |tx| {
+                tx.insert_meeting(&sample_meeting("m1"))?;
+                tx.insert_segment(&transcript_line("m1", "the cutover runbook is ready"))
+            })
+            .unwrap();
+    }
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch(&format!(
+        "DROP TABLE search_fts;
+         CREATE VIRTUAL TABLE search_fts USING fts5(
+             scope, body, content = 'search_docs', content_rowid = 'doc',
+             tokenize = '{}', prefix = '2 3');
+         INSERT INTO search_fts (search_fts) VALUES ('rebuild');
+         PRAGMA user_version = 10;",
+        lore_store::SEARCH_TOKENIZER
+    ))
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 11);
+    assert!(store.integrity_problems().unwrap().is_empty());
+    assert_eq!(
+        found(&store, "runbooks"),
+        ["the cutover [runbook] is ready"]
+    );
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let sql: String = raw
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'search_fts'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(sql.contains("contentless_delete = 1"), "{sql}");
+    assert!(
+        sql.contains(&format!("tokenize = '{}'", lore_store::SEARCH_TOKENIZER)),
+        "the snippets' scratch index tokenizes as the index does: {sql}"
+    );
+    raw.execute_batch("DELETE FROM search_fts_docsize").unwrap();
+    drop(raw);
+    let problems = store.integrity_problems().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("1 documents not indexed")),
+        "{problems:?}"
+    );
+}
+
+/// Deletions mark the search index's entries (tombstones) without rewriting it; once writes pause,
+/// the background merge rewrites a level that deletions marked enough, and the deleted meeting's
+/// entries leave the file (schema_v11.sql). The writer itself never rewrites for deletions.
+#[test]
+fn the_background_merge_drops_a_deleted_meetings_entries() {
+    use lore_store::conformance::sample_meeting;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let index_bytes = || -> i64 {
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        raw.query_row(
+            "SELECT sum(length(block)) FROM search_fts_data",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+    };
+    store
+        .write("alice", &mut |tx| {
+            for (meeting, lines) in [("m1", 100), ("m2", 300)] {
+                tx.insert_meeting(&sample_meeting(meeting))?;
+                for line in 0..lines {
+                    let mut segment =
+                        transcript_line(meeting, &format!("{meeting} line{line} about the budget"));
+                    segment.id = format!("s{line}");
+                    segment.seq = line;
+                    tx.insert_segment(&segment)?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    store.wait_search_merged();
+    let written = index_bytes();
+    store
+        .write("alice", &mut |tx| tx.delete_meeting("m2"))
+        .unwrap();
+    let marked = index_bytes();
+    assert!(
+        marked >= written,
+        "the deleting write only marks entries: {written} -> {marked} bytes"
+    );
+    store.wait_search_merged();
+    let merged = index_bytes();
+    assert!(
+        merged * 2 < written,
+        "the merge dropped the deleted entries: {written} -> {marked} -> {merged} bytes"
+    );
+    assert_eq!(found(&store, "m2").len(), 0);
+    assert_eq!(found(&store, "line7").len(), 1);
     assert!(store.integrity_problems().unwrap().is_empty());
 }

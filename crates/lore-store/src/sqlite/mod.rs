@@ -19,7 +19,7 @@ use crate::owner_builds::OwnerBuilds;
 use crate::{ApiToken, Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
-pub use read_side::{hot_queries, PREWARM};
+pub use read_side::{hot_queries, PREWARM, SEARCH_TOKENIZER};
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
 const MIGRATIONS: &[&str] = &[
@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v8.sql"),
     include_str!("schema_v9.sql"),
     include_str!("schema_v10.sql"),
+    include_str!("schema_v11.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -216,30 +217,42 @@ impl Checkpointer {
 const MERGE_STEP_PAGES: i64 = 64;
 /// How long writes must pause before the background thread merges the full-text index.
 const IDLE_BEFORE_MERGE: std::time::Duration = std::time::Duration::from_millis(200);
+/// The share of a level's entries, in percent, that deletions must have marked before the
+/// background merge rewrites the level without them (FTS5's `deletemerge`, its default).
+const DELETE_MERGE_PERCENT: i64 = 10;
 
 /// Merges the full-text index in small steps while no write commits (schema_v10.sql: writers merge
-/// only when eight segments pile up on a level; here two are enough): returns whether work is left,
-/// because a write came (`woken` holds its notice, which the caller then reads) or the database was
-/// busy. Each step is a write transaction of its own, so a writer waits for one step at most.
+/// only when eight segments pile up on a level; here two are enough), and rewrites levels that
+/// deletions have marked enough (schema_v11.sql: writers never do; `deletemerge` is on only inside
+/// this thread's steps, and off again when each commits). Returns whether work is left, because a
+/// write came (`woken` holds its notice, which the caller then reads) or the database was busy. Each
+/// step is a write transaction of its own, so a writer waits for one step at most.
 fn merge_search_index(connection: &Connection, woken: &std::sync::mpsc::Receiver<()>) -> bool {
     if connection.busy_timeout(std::time::Duration::ZERO).is_err() {
         return true;
     }
+    let step = || -> rusqlite::Result<u64> {
+        connection.execute_batch(&format!(
+            "BEGIN IMMEDIATE; \
+             INSERT INTO search_fts (search_fts, rank) VALUES ('deletemerge', {DELETE_MERGE_PERCENT});"
+        ))?;
+        let before = connection.total_changes();
+        connection.execute_batch(&format!(
+            "INSERT INTO search_fts (search_fts, rank) VALUES ('merge', {MERGE_STEP_PAGES});"
+        ))?;
+        let changes = connection.total_changes() - before;
+        connection.execute_batch(
+            "INSERT INTO search_fts (search_fts, rank) VALUES ('deletemerge', 0); COMMIT;",
+        )?;
+        Ok(changes)
+    };
     let more = loop {
         if !matches!(woken.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)) {
             // A write came (or the store is gone): merge again when writes pause.
             break true;
         }
-        let before = connection.total_changes();
-        let merged = connection
-            .execute_batch(&format!(
-                "BEGIN IMMEDIATE; \
-                 INSERT INTO search_fts (search_fts, rank) VALUES ('merge', {MERGE_STEP_PAGES}); \
-                 COMMIT;"
-            ))
-            .map(|()| connection.total_changes() - before);
-        match merged {
-            // Fewer than two changes: no level had enough segments, nothing was merged.
+        match step() {
+            // Fewer than two changes: no level had enough segments or deletions, nothing was merged.
             Ok(changes) if changes < 2 => break false,
             Ok(_) => continue,
             Err(_) => {
@@ -671,8 +684,6 @@ impl Drop for ReadSnapshot<'_> {
     }
 }
 
-/// Applies the writing transaction's queued full-text changes (`search_pending` in the schema) in two
-/// statements, so the index is flushed once per transaction instead of after nearly every statement.
 /// A connection's mutex whose holder panicked: the connection may be mid-transaction, so it is not used.
 fn poisoned<E>(_: E) -> StoreError {
     StoreError::Backend("database connection poisoned".into())
@@ -752,6 +763,10 @@ fn segment_insert_rows_sql(rows: usize) -> String {
     sql
 }
 
+/// Applies the writing transaction's queued full-text changes (`search_pending` in the schema) in two
+/// statements, so the index is flushed once per transaction instead of after nearly every statement:
+/// the documents the index held are deleted by rowid (schema_v11.sql), then the queued documents that
+/// still exist are indexed with their text as the transaction leaves it.
 fn flush_search(connection: &Connection) -> StoreResult<()> {
     let pending: bool = connection
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM search_pending)")
@@ -761,8 +776,8 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
         return Ok(());
     }
     for sql in [
-        "INSERT INTO search_fts (search_fts, rowid, scope, body) \
-         SELECT 'delete', doc, scope, body FROM search_pending WHERE scope IS NOT NULL ORDER BY doc",
+        "DELETE FROM search_fts WHERE rowid IN \
+         (SELECT doc FROM search_pending WHERE scope IS NOT NULL)",
         "INSERT INTO search_fts (rowid, scope, body) \
          SELECT d.doc, d.scope, d.body FROM search_pending AS p JOIN search_docs AS d ON d.doc = p.doc \
          ORDER BY p.doc",
@@ -1003,12 +1018,23 @@ impl Store for SqliteStore {
                 "entity name keys: {missing} missing, {extra} without a name"
             ));
         }
-        // The search index must match the documents it indexes (FTS5's own consistency check).
+        // The search index must be consistent (FTS5's own check) and index exactly the documents:
+        // it keeps no text (schema_v11.sql), but a row of sizes per document it holds.
         if let Err(error) = connection.execute(
             "INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)",
             [],
         ) {
             problems.push(format!("search index: {error}"));
+        }
+        let (unindexed, stale): (i64, i64) = connection
+            .query_row(read_side::SEARCH_INDEX_MISMATCH, [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .map_err(backend)?;
+        if unindexed + stale > 0 {
+            problems.push(format!(
+                "search index: {unindexed} documents not indexed, {stale} indexed documents that no longer exist"
+            ));
         }
         Ok(problems)
     }

@@ -40,22 +40,71 @@ pub const SEARCH_NEWEST_MATCHES: &str =
      WHERE search_fts MATCH ?1 ORDER BY search_fts.rowid DESC";
 /// Matches of other owners or kinds read before the first try gives up, per candidate wanted.
 const OTHER_MATCHES_PER_CANDIDATE: usize = 3;
-/// The snippet of one document already known to be the owner's: the body-only expression marks the
-/// same words as the scoped one (the scope column is not shown) without reading the scope tokens.
-pub const SEARCH_SNIPPET: &str =
-    "SELECT snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
-     WHERE search_fts MATCH ?1 AND rowid = ?2";
-/// The snippets of several documents in one statement: FTS5 walks only the matches between the
-/// first and the last requested document, and computes a snippet only for the requested ones (`+rowid`
-/// keeps the list out of FTS5's plan, which would otherwise run the whole query once per document).
-pub const SEARCH_SNIPPETS: &str =
-    "SELECT rowid, snippet(search_fts, 1, '[', ']', '…', 16) FROM search_fts \
-     WHERE search_fts MATCH ?1 AND rowid >= ?2 AND rowid <= ?3 \
-     AND +rowid IN (SELECT value FROM json_each(?4))";
-/// Above this many index rows per requested document, snippets are read one by one. A statement per
-/// document costs about as much as walking a common word's matches over 4,000 rows (each pays FTS5's
-/// setup and a seek into every segment), and a walk over a rarer word's or a phrase's matches less.
-const SNIPPET_SPAN_PER_DOCUMENT: u128 = 2_048;
+/// Documents the search index does not hold, and documents it holds that no longer exist (its
+/// `docsize` table has one row per indexed document).
+pub const SEARCH_INDEX_MISMATCH: &str = "SELECT \
+     (SELECT count(*) FROM search_docs AS d \
+      WHERE NOT EXISTS (SELECT 1 FROM search_fts_docsize AS s WHERE s.id = d.doc)), \
+     (SELECT count(*) FROM search_fts_docsize AS s \
+      WHERE NOT EXISTS (SELECT 1 FROM search_docs AS d WHERE d.doc = s.id))";
+/// The text of the owner's documents among a JSON list of ids, for their snippets.
+pub const SEARCH_SNIPPET_TEXTS: &str = "SELECT doc, body FROM search_docs \
+     WHERE doc IN (SELECT value FROM json_each(?2)) AND owner = ?1 ORDER BY doc";
+/// The index's tokenizer (schema_v11.sql), which the snippets' scratch index must share so that it
+/// marks the words the search matched; a test holds the two equal.
+pub const SEARCH_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
+
+thread_local! {
+    /// Each thread's scratch index for snippets: a private in-memory database whose full-text table
+    /// has the search index's columns and tokenizer. The search index keeps no text
+    /// (schema_v11.sql), so FTS5's `snippet()` cannot run on it; the hits' texts are indexed here
+    /// inside a transaction that is rolled back, and `snippet()` runs on them with the same
+    /// expression. A snippet depends only on the document and the expression's matches in it (no
+    /// statistic of the whole index), so it is the one the search index would give.
+    static SNIPPET_SCRATCH: std::cell::RefCell<Option<rusqlite::Connection>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The snippets of `texts` (document, text) that match the body-only `expression`, as the search
+/// index's `snippet(search_fts, 1, '[', ']', '…', 16)` would give them.
+pub fn snippets_of(expression: &str, texts: &[(i64, String)]) -> StoreResult<Vec<(i64, String)>> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    SNIPPET_SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        if scratch.is_none() {
+            let connection = rusqlite::Connection::open_in_memory().map_err(backend)?;
+            connection
+                .execute_batch(&format!(
+                    "CREATE VIRTUAL TABLE snippets USING fts5(scope, body, tokenize = '{SEARCH_TOKENIZER}')"
+                ))
+                .map_err(backend)?;
+            *scratch = Some(connection);
+        }
+        let Some(connection) = scratch.as_ref() else {
+            return Ok(Vec::new());
+        };
+        connection.execute_batch("BEGIN").map_err(backend)?;
+        let snippets = (|| {
+            let mut insert = connection
+                .prepare_cached("INSERT INTO snippets (rowid, body) VALUES (?1, ?2)")?;
+            for (doc, text) in texts {
+                insert.execute(params![doc, text])?;
+            }
+            let mut select = connection.prepare_cached(
+                "SELECT rowid, snippet(snippets, 1, '[', ']', '…', 16) FROM snippets \
+                 WHERE snippets MATCH ?1 ORDER BY rowid",
+            )?;
+            let rows = select.query_map(params![expression], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect::<rusqlite::Result<Vec<(i64, String)>>>()
+        })();
+        // Nothing of the scratch index outlives the call, whatever happened.
+        connection.execute_batch("ROLLBACK").map_err(backend)?;
+        snippets.map_err(|error| search_error(backend(error)))
+    })
+}
+
 /// The projection's claims: the active ones only (the `claims_by_subject` index leads with owner,
 /// subject and status), and only the columns the entity page shows.
 pub const PROJECTED_CLAIMS: &str =
@@ -478,12 +527,10 @@ impl SqliteTx<'_> {
         query: &SearchQuery,
         doc: i64,
     ) -> StoreResult<Option<String>> {
-        self.one(
-            SEARCH_SNIPPET,
-            params![fts_body_expression(query), doc],
-            |row| row.get(0),
-        )
-        .map_err(search_error)
+        Ok(self
+            .read_search_snippets(query, &[doc])?
+            .pop()
+            .map(|(_, snippet)| snippet))
     }
 
     /// The window of `read_search_candidates` from the newest body matches (`SEARCH_NEWEST_MATCHES`),
@@ -536,24 +583,15 @@ impl SqliteTx<'_> {
         Ok(Some(found))
     }
 
+    /// The snippets of the owner's documents among `docs` that match the query (documents of other
+    /// owners have none), from their text in `search_docs` (`snippets_of`).
     pub(super) fn read_search_snippets(
         &self,
         query: &SearchQuery,
         docs: &[i64],
     ) -> StoreResult<Vec<(i64, String)>> {
-        let (Some(&first), Some(&last)) = (docs.iter().min(), docs.iter().max()) else {
+        if docs.is_empty() {
             return Ok(Vec::new());
-        };
-        // One walk over the matches between the first and the last document, or one seek per
-        // document when they lie far apart (rare words spread over the whole index).
-        if (last - first) as u128 > SNIPPET_SPAN_PER_DOCUMENT * docs.len() as u128 {
-            let mut snippets = Vec::with_capacity(docs.len());
-            for &doc in docs {
-                if let Some(snippet) = self.read_search_snippet(query, doc)? {
-                    snippets.push((doc, snippet));
-                }
-            }
-            return Ok(snippets);
         }
         let list = format!(
             "[{}]",
@@ -562,12 +600,10 @@ impl SqliteTx<'_> {
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        self.all(
-            SEARCH_SNIPPETS,
-            params![fts_body_expression(query), first, last, list],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .map_err(search_error)
+        let texts = self.all(SEARCH_SNIPPET_TEXTS, params![self.owner, list], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?;
+        snippets_of(&fts_body_expression(query), &texts)
     }
 
     pub(super) fn read_projected_claims(&self, subject: &str) -> StoreResult<Vec<ProjectedClaim>> {
