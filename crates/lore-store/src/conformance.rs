@@ -339,9 +339,9 @@ fn meeting_counts_equal_the_lists(store: &dyn Store) {
             tx.upsert_entity(&sample_entity("e1"))?;
             tx.insert_claim(&sample_claim("c1", "e1"))?;
             tx.insert_evidence(&sample_evidence("v1", "c1", "m1"))?;
-            tx.insert_segment(&segment("m1", "s1", 0, "hello"))?;
-            tx.insert_segment(&segment("m1", "s2", 10, "again"))?;
-            tx.insert_segment(&segment("m2", "s1", 0, "other"))?;
+            tx.insert_segment(&sample_segment("m1", "s1", 0, "hello"))?;
+            tx.insert_segment(&sample_segment("m1", "s2", 10, "again"))?;
+            tx.insert_segment(&sample_segment("m2", "s1", 0, "other"))?;
             tx.insert_note(&sample_note("n1", "m1"))?;
             for idx in 0..3 {
                 tx.insert_participant(&Participant {
@@ -358,7 +358,7 @@ fn meeting_counts_equal_the_lists(store: &dyn Store) {
             }
             if owner == "bob" {
                 tx.insert_evidence(&sample_evidence("v2", "c1", "m1"))?;
-                tx.insert_segment(&segment("m1", "s3", 20, "bob's"))?;
+                tx.insert_segment(&sample_segment("m1", "s3", 20, "bob's"))?;
             }
             Ok(())
         })
@@ -945,7 +945,7 @@ fn an_entity_observed_again_keeps_the_rest_of_its_row(store: &dyn Store) {
 fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
     let mut rows: Vec<Segment> = (0..130)
         .map(|i| {
-            segment(
+            sample_segment(
                 "m1",
                 &format!("s{i}"),
                 i * 1_000,
@@ -957,13 +957,13 @@ fn segments_insert_in_one_batch_as_one_by_one(store: &dyn Store) {
     rows[4].attribution = Attribution::LocalMic;
     rows[5].text = "wordonlyinfive".into();
     let short: Vec<Segment> = (0..61)
-        .map(|i| segment("m3", &format!("t{i}"), i * 10, &format!("short {i}")))
+        .map(|i| sample_segment("m3", &format!("t{i}"), i * 10, &format!("short {i}")))
         .collect();
     write(store, "alice", |tx| {
         tx.insert_meeting(&sample_meeting("m1"))?;
         tx.insert_segments(&rows)?;
         tx.insert_meeting(&sample_meeting("m2"))?;
-        tx.insert_segments(&[segment("m2", "only", 5, "single row")])?;
+        tx.insert_segments(&[sample_segment("m2", "only", 5, "single row")])?;
         tx.insert_segments(&[])?;
         tx.insert_meeting(&sample_meeting("m3"))?;
         tx.insert_segments(&short)?;
@@ -1471,7 +1471,8 @@ fn sample_note(id: &str, meeting: &str) -> Note {
     }
 }
 
-fn segment(meeting: &str, id: &str, start_ms: i64, text: &str) -> Segment {
+/// A transcript segment of `meeting` starting at `start_ms`.
+pub fn sample_segment(meeting: &str, id: &str, start_ms: i64, text: &str) -> Segment {
     Segment {
         meeting: meeting.into(),
         id: id.into(),
@@ -1498,7 +1499,12 @@ fn search(
 fn search_index_follows_every_write_and_stays_per_owner(store: &dyn Store) {
     write(store, "alice", |tx| {
         tx.insert_meeting(&sample_meeting("m1"))?;
-        tx.insert_segment(&segment("m1", "s1", 61_000, "The cutover runbook is ready"))?;
+        tx.insert_segment(&sample_segment(
+            "m1",
+            "s1",
+            61_000,
+            "The cutover runbook is ready",
+        ))?;
         tx.upsert_entity(&sample_entity("e1"))?;
         tx.insert_claim(&sample_claim("c1", "e1"))?;
         Ok(())
@@ -1507,7 +1513,7 @@ fn search_index_follows_every_write_and_stays_per_owner(store: &dyn Store) {
     let bobs_doc = std::cell::Cell::new(None);
     write(store, "bob", |tx| {
         tx.insert_meeting(&sample_meeting("m1"))?;
-        tx.insert_segment(&segment("m1", "s1", 0, "Bob's cutover runbook"))?;
+        tx.insert_segment(&sample_segment("m1", "s1", 0, "Bob's cutover runbook"))?;
         bobs_doc.set(search(tx, "runbook", None)?.first().map(|hit| hit.doc));
         Ok(())
     })
@@ -1880,7 +1886,7 @@ fn projection_and_snippet_reads_equal_their_definitions(store: &dyn Store) {
                 "a long line about the runbook that goes on and on well past the sixteen tokens a snippet shows",
             ];
             for (index, text) in texts.iter().enumerate() {
-                tx.insert_segment(&segment("m1", &format!("s{index}"), index as i64, text))?;
+                tx.insert_segment(&sample_segment("m1", &format!("s{index}"), index as i64, text))?;
             }
             Ok(())
         })
@@ -1983,7 +1989,7 @@ fn search_window_is_the_owners_newest_matches(store: &dyn Store) {
         tx.insert_meeting(&sample_meeting("m1"))?;
         for index in 0..6 {
             let text = format!("zebra crossing number {index}");
-            tx.insert_segment(&segment("m1", &format!("s{index}"), index, &text))?;
+            tx.insert_segment(&sample_segment("m1", &format!("s{index}"), index, &text))?;
         }
         Ok(())
     })
@@ -1991,7 +1997,7 @@ fn search_window_is_the_owners_newest_matches(store: &dyn Store) {
     write(store, "bob", |tx| {
         tx.insert_meeting(&sample_meeting("m1"))?;
         let rows: Vec<Segment> = (0..40)
-            .map(|index| segment("m1", &format!("s{index}"), index, "zebra zebra herd"))
+            .map(|index| sample_segment("m1", &format!("s{index}"), index, "zebra zebra herd"))
             .collect();
         tx.insert_segments(&rows)?;
         Ok(())

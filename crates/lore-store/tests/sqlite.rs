@@ -724,16 +724,7 @@ fn the_search_index_merges_while_writes_pause() {
 }
 
 fn transcript_line(meeting: &str, text: &str) -> lore_core::model::Segment {
-    lore_core::model::Segment {
-        meeting: meeting.into(),
-        id: "s1".into(),
-        seq: 0,
-        start_ms: 0,
-        end_ms: 10,
-        speaker_label: None,
-        attribution: lore_core::model::Attribution::Unmapped,
-        text: text.into(),
-    }
+    lore_store::conformance::sample_segment(meeting, "s1", 0, text)
 }
 
 /// What a search finds and the snippet it shows, for one word.

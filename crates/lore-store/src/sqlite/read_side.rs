@@ -73,17 +73,17 @@ pub fn snippets_of(expression: &str, texts: &[(i64, String)]) -> StoreResult<Vec
     }
     SNIPPET_SCRATCH.with(|scratch| {
         let mut scratch = scratch.borrow_mut();
-        if scratch.is_none() {
-            let connection = rusqlite::Connection::open_in_memory().map_err(backend)?;
-            connection
-                .execute_batch(&format!(
-                    "CREATE VIRTUAL TABLE snippets USING fts5(scope, body, tokenize = '{SEARCH_TOKENIZER}')"
-                ))
-                .map_err(backend)?;
-            *scratch = Some(connection);
-        }
-        let Some(connection) = scratch.as_ref() else {
-            return Ok(Vec::new());
+        let connection: &rusqlite::Connection = match &mut *scratch {
+            Some(connection) => connection,
+            empty => {
+                let connection = rusqlite::Connection::open_in_memory().map_err(backend)?;
+                connection
+                    .execute_batch(&format!(
+                        "CREATE VIRTUAL TABLE snippets USING fts5(scope, body, tokenize = '{SEARCH_TOKENIZER}')"
+                    ))
+                    .map_err(backend)?;
+                empty.insert(connection)
+            }
         };
         connection.execute_batch("BEGIN").map_err(backend)?;
         let snippets = (|| {
