@@ -8,8 +8,8 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    Attribution, Authority, ClaimDerived, ClaimStatus, ConflictReason, EvidenceKind, Outcome,
-    Period,
+    Attribution, Authority, ClaimDerived, ClaimStatus, ConflictReason, Evidence, EvidenceKind,
+    Outcome, Period,
 };
 use crate::time::Ts;
 
@@ -27,6 +27,26 @@ pub struct SlotEvidence {
     pub speaker: Option<String>,
     pub attribution: Option<Attribution>,
     pub outcome: Option<Outcome>,
+}
+
+impl SlotEvidence {
+    /// The rules' view of an evidence row.
+    pub fn of(evidence: &Evidence) -> SlotEvidence {
+        SlotEvidence {
+            id: evidence.id.clone(),
+            observed_at: evidence.observed_at,
+            order: evidence.start_ms.unwrap_or(0),
+            kind: evidence.kind,
+            authority: evidence.authority,
+            meeting: evidence.meeting.clone(),
+            speaker: evidence
+                .speaker_label
+                .clone()
+                .or_else(|| evidence.speaker.clone()),
+            attribution: evidence.attribution,
+            outcome: evidence.outcome,
+        }
+    }
 }
 
 /// One claim of the slot as the rules see it.

@@ -8,9 +8,9 @@ use lore_core::ids::short_id;
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
 use lore_core::reading::{weight_basis, MENTION_WEIGHT};
-use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
+use lore_core::slot::{evaluate_slot, SlotClaim};
 use lore_core::Ts;
-use lore_store::{EncodedRevision, Tx};
+use lore_store::{EncodedRevision, SlotFact, Tx};
 use serde_json::{json, Value};
 
 use crate::EngineResult;
@@ -142,10 +142,11 @@ impl Snap {
     }
 }
 
-/// A slot as `settle` read it: its claims, their evidence by claim, and its supersedes links.
+/// A slot as `settle` read it: its claims, the rules' view of their evidence by claim, and its
+/// supersedes links.
 pub struct LoadedSlot {
     pub claims: Vec<Claim>,
-    pub evidence: HashMap<String, Vec<Evidence>>,
+    pub evidence: HashMap<String, Vec<SlotFact>>,
     pub links: Vec<SupersedesLink>,
 }
 
@@ -728,26 +729,24 @@ fn slot_claims_of(loaded: &LoadedSlot) -> Vec<SlotClaim> {
             retracted: claim.retracted_at.is_some(),
             explicit_valid_from: claim.explicit_valid_from,
             explicit_valid_to: claim.explicit_valid_to,
-            evidence: evidence.iter().map(slot_evidence).collect(),
+            evidence: evidence.iter().map(|fact| fact.evidence.clone()).collect(),
             supersedes,
         });
     }
     slot_claims
 }
 
-/// The evidence of a slot's claims, by claim, each claim's rows as `list_evidence_by_claim` orders
-/// them, read in one statement.
+/// The rules' view of the evidence of a slot's claims, by claim, each claim's rows as
+/// `list_evidence_by_claim` orders them, read in one statement.
 pub fn slot_evidence_by_claim(
     tx: &mut dyn Tx,
     slot: &SlotKey,
     claims: &[Claim],
-) -> EngineResult<HashMap<String, Vec<Evidence>>> {
+) -> EngineResult<HashMap<String, Vec<SlotFact>>> {
     if claims.is_empty() {
         return Ok(HashMap::new());
     }
-    Ok(group_by_claim(tx.list_evidence_by_slot(slot)?, |row| {
-        &row.claim
-    }))
+    Ok(group_by_claim(tx.list_slot_facts(slot)?, |row| &row.claim))
 }
 
 /// Rows of a slot's claims (evidence, status history, supersedes links) grouped by their claim, in
@@ -758,23 +757,6 @@ pub fn group_by_claim<T>(rows: Vec<T>, claim: fn(&T) -> &String) -> HashMap<Stri
         by_claim.entry(claim(&row).clone()).or_default().push(row);
     }
     by_claim
-}
-
-pub fn slot_evidence(evidence: &Evidence) -> SlotEvidence {
-    SlotEvidence {
-        id: evidence.id.clone(),
-        observed_at: evidence.observed_at,
-        order: evidence.start_ms.unwrap_or(0),
-        kind: evidence.kind,
-        authority: evidence.authority,
-        meeting: evidence.meeting.clone(),
-        speaker: evidence
-            .speaker_label
-            .clone()
-            .or_else(|| evidence.speaker.clone()),
-        attribution: evidence.attribution,
-        outcome: evidence.outcome,
-    }
 }
 
 fn reevaluate_slot(

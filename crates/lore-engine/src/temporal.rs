@@ -10,10 +10,10 @@ use lore_core::reading::{deadline_state, effective_status};
 use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
-use lore_store::Tx;
+use lore_store::{SlotFact, Tx};
 use serde::Serialize;
 
-use crate::apply::{group_by_claim, slot_evidence, LoadedSlot};
+use crate::apply::{group_by_claim, LoadedSlot};
 use crate::resolve::find_entity;
 use crate::views::{entity_view_with_sources, EntityView, ShowOptions};
 use crate::{Engine, EngineResult};
@@ -199,7 +199,7 @@ pub fn replay_slot_history(
     from: Option<Ts>,
 ) -> BTreeMap<String, Vec<StatusChange>> {
     let claims = &loaded.claims;
-    let no_rows: Vec<Evidence> = Vec::new();
+    let no_rows: Vec<SlotFact> = Vec::new();
     let mut links_by_claim: HashMap<&str, Vec<&SupersedesLink>> = HashMap::new();
     for link in &loaded.links {
         links_by_claim
@@ -235,24 +235,18 @@ pub fn replay_slot_history(
         instants.retain(|at| *at >= from);
     }
     // An evidence row, and a supersedes link citing it, count from the instant the row was recorded;
-    // the rules' view of each row is built once, not once per instant.
+    // the rules' view of each row is read once (`list_slot_facts`), not built once per instant.
     let recorded: HashMap<&str, Ts> = loaded
         .evidence
         .values()
         .flatten()
-        .map(|row| (row.id.as_str(), row.recorded_at))
+        .map(|row| (row.evidence.id.as_str(), row.recorded_at))
         .collect();
-    let viewed: HashMap<&str, Vec<(Ts, SlotEvidence)>> = claims
+    let viewed: HashMap<&str, &[SlotFact]> = claims
         .iter()
         .map(|claim| {
-            let rows = loaded
-                .evidence
-                .get(&claim.id)
-                .unwrap_or(&no_rows)
-                .iter()
-                .map(|row| (row.recorded_at, slot_evidence(row)))
-                .collect();
-            (claim.id.as_str(), rows)
+            let rows = loaded.evidence.get(&claim.id).unwrap_or(&no_rows);
+            (claim.id.as_str(), rows.as_slice())
         })
         .collect();
     for at in instants {
@@ -262,8 +256,8 @@ pub fn replay_slot_history(
             .filter_map(|claim| {
                 let rows: Vec<SlotEvidence> = viewed[claim.id.as_str()]
                     .iter()
-                    .filter(|(recorded, _)| *recorded <= at)
-                    .map(|(_, row)| row.clone())
+                    .filter(|row| row.recorded_at <= at)
+                    .map(|row| row.evidence.clone())
                     .collect();
                 if rows.is_empty() {
                     return None;

@@ -6,7 +6,7 @@ use lore_core::model::*;
 use lore_core::Ts;
 use serde_json::json;
 
-use crate::{MeetingCounts, Store, StoreError, StoreResult};
+use crate::{MeetingCounts, SlotFact, Store, StoreError, StoreResult};
 
 /// Runs every check on fresh stores made by `make_store`; panics with the failing check's name.
 pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
@@ -842,8 +842,9 @@ fn set_based_deletion_reads_equal_their_definitions(store: &dyn Store) {
 }
 
 /// `list_evidence_by_slot` returns exactly the evidence of the slot's claims, grouped by claim in id
-/// order and each claim's rows in `list_evidence_by_claim` order; other slots, contexts and owners
-/// are left out.
+/// order and each claim's rows in `list_evidence_by_claim` order; other slots (of the same subject,
+/// with predicates before and after), contexts and owners are left out. `list_slot_facts` is the
+/// rules' view of the same rows in the same order.
 fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
     let evidence = |id: &str, claim: &str, observed_at: i64, start_ms: i64| {
         let mut row = sample_evidence(id, claim, "m1");
@@ -859,6 +860,11 @@ fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
             for claim in slot_claims() {
                 tx.insert_claim(&claim)?;
             }
+            // A predicate of the same subject ordered before the slot's.
+            let mut before = sample_claim("c0", "e1");
+            before.predicate = "attended".into();
+            tx.insert_claim(&before)?;
+            tx.insert_evidence(&evidence("v0", "c0", 15, 0))?;
             tx.insert_evidence(&evidence("v3", "c2", 30, 0))?;
             tx.insert_evidence(&evidence("v1", "c2", 10, 5))?;
             tx.insert_evidence(&evidence("v2", "c2", 10, 1))?;
@@ -886,15 +892,32 @@ fn evidence_by_slot_is_evidence_by_claim_of_the_slot(store: &dyn Store) {
         assert_eq!(ids(rows), ["v4", "v2", "v1", "v3"]);
         let in_context = SlotKey {
             context: Some("e2".into()),
-            ..slot
+            ..slot.clone()
         };
         assert_eq!(ids(tx.list_evidence_by_slot(&in_context)?), ["v6"]);
+        let other_predicate = SlotKey {
+            predicate: "works_at".into(),
+            ..slot.clone()
+        };
+        assert_eq!(ids(tx.list_evidence_by_slot(&other_predicate)?), ["v5"]);
         let empty = SlotKey {
             subject: "nobody".into(),
             predicate: "has_title".into(),
             context: None,
         };
         assert!(tx.list_evidence_by_slot(&empty)?.is_empty());
+        for slot in [&slot, &in_context, &other_predicate, &empty] {
+            let facts: Vec<SlotFact> = tx
+                .list_evidence_by_slot(slot)?
+                .iter()
+                .map(SlotFact::of)
+                .collect();
+            assert_eq!(
+                tx.list_slot_facts(slot)?,
+                facts,
+                "the rules' view of {slot:?}"
+            );
+        }
         Ok(())
     })
     .expect("evidence by slot: reads");

@@ -189,6 +189,24 @@ pub struct SearchCandidate {
     pub rank: f64,
 }
 
+/// An evidence row of a slot as the lifecycle rules read it (`Tx::list_slot_facts`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlotFact {
+    pub claim: String,
+    pub recorded_at: Ts,
+    pub evidence: lore_core::slot::SlotEvidence,
+}
+
+impl SlotFact {
+    pub fn of(evidence: &Evidence) -> SlotFact {
+        SlotFact {
+            claim: evidence.claim.clone(),
+            recorded_at: evidence.recorded_at,
+            evidence: lore_core::slot::SlotEvidence::of(evidence),
+        }
+    }
+}
+
 /// An active claim as the entity page shows it (the projection read): the claim's value and its
 /// current validity, without its history or evidence.
 #[derive(Clone, Debug, PartialEq)]
@@ -751,6 +769,15 @@ pub trait Tx {
     /// where the backend can.
     fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
         per_slot_claim(self, slot, |tx, claim| tx.list_evidence_by_claim(claim))
+    }
+    /// The rules' view of `list_evidence_by_slot`'s rows, in its order: what settling a slot and
+    /// replaying its history read, without the rows' quotes, sources and positions.
+    fn list_slot_facts(&mut self, slot: &SlotKey) -> StoreResult<Vec<SlotFact>> {
+        Ok(self
+            .list_evidence_by_slot(slot)?
+            .iter()
+            .map(SlotFact::of)
+            .collect())
     }
 
     // Read path.

@@ -144,6 +144,18 @@ impl<K: Hash + Eq, V: Ord> Multi<K, V> {
         }
     }
 
+    /// What `key` leads to from `from` on, in order.
+    pub(crate) fn get_from<'a, Q>(&'a self, key: &Q, from: &'a V) -> impl Iterator<Item = &'a V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.map
+            .get(key)
+            .into_iter()
+            .flat_map(move |set| set.range(from..))
+    }
+
     /// What `key` leads to, in order (nothing for an unknown key).
     pub(crate) fn get<Q>(&self, key: &Q) -> impl DoubleEndedIterator<Item = &V> + Clone
     where

@@ -230,11 +230,13 @@ impl LogTx<'_> {
 
     /// The ids of a slot's claims, in id order.
     fn slot_claim_ids(&self, slot: &SlotKey) -> Vec<String> {
+        // The subject's claims are ordered by predicate: only the slot's are walked.
+        let from = (slot.predicate.clone(), String::new());
         let mut ids: Vec<String> = self
             .k()
             .claims_by_subject
-            .get(slot.subject.as_str())
-            .filter(|(predicate, _)| *predicate == slot.predicate)
+            .get_from(slot.subject.as_str(), &from)
+            .take_while(|(predicate, _)| *predicate == slot.predicate)
             .filter(|(_, id)| {
                 self.k()
                     .claims
@@ -1577,6 +1579,17 @@ impl Tx for LogTx<'_> {
         Ok(ids
             .iter()
             .flat_map(|id| self.evidence_of_claim(id))
+            .collect())
+    }
+
+    fn list_slot_facts(&mut self, slot: &SlotKey) -> StoreResult<Vec<crate::SlotFact>> {
+        let k = self.k();
+        Ok(self
+            .slot_claim_ids(slot)
+            .iter()
+            .flat_map(|claim| k.evidence_by_claim.get(claim.as_str()))
+            .filter_map(|(_, _, id)| k.evidence.get(id))
+            .map(crate::SlotFact::of)
             .collect())
     }
 
