@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v9.sql"),
     include_str!("schema_v10.sql"),
     include_str!("schema_v11.sql"),
+    include_str!("schema_v12.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -743,6 +744,36 @@ fn segment_insert_sql(rows: usize) -> &'static str {
     });
     debug_assert!(rows.is_power_of_two() && rows <= SEGMENT_ROWS_MAX);
     &SHAPES[rows.trailing_zeros() as usize]
+}
+
+/// `INSERT INTO search_docs ... VALUES` of `rows` segments' documents (a power of two up to
+/// `SEGMENT_ROWS_MAX`): the owner is `?1`, each row's meeting, segment id, start, time and text
+/// follow (schema_v12.sql: the store writes them, no trigger does).
+fn segment_document_sql(rows: usize) -> &'static str {
+    static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        (0..=SEGMENT_ROWS_MAX.trailing_zeros())
+            .map(|shift| segment_document_rows_sql(1 << shift))
+            .collect()
+    });
+    debug_assert!(rows.is_power_of_two() && rows <= SEGMENT_ROWS_MAX);
+    &SHAPES[rows.trailing_zeros() as usize]
+}
+
+fn segment_document_rows_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body) VALUES ",
+    );
+    for row in 0..rows {
+        let [meeting, id, start, at, text] = [0, 1, 2, 3, 4].map(|column| 2 + row * 5 + column);
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!(
+            "(?1, 'segment', ?{meeting} || '/' || ?{id}, ?{meeting}, ?{start}, ?{at}, \
+             'o' || hex(?1) || ' ksegment', ?{text})"
+        ));
+    }
+    sql
 }
 
 fn segment_insert_rows_sql(rows: usize) -> String {
@@ -1468,6 +1499,40 @@ impl<'c> SqliteTx<'c> {
         }
         self.exec(
             segment_insert_sql(segments.len()),
+            rusqlite::params_from_iter(values),
+        )?;
+        // Their search documents (schema_v12.sql), timed by their meeting's start; the queue's
+        // trigger queues them for the index.
+        let mut started: Vec<(&str, Option<i64>)> = Vec::new();
+        let mut times = Vec::with_capacity(segments.len());
+        for s in segments {
+            let start = match started.iter().find(|(meeting, _)| *meeting == s.meeting) {
+                Some((_, start)) => *start,
+                None => {
+                    let start = self.one(
+                        "SELECT started_at FROM meetings WHERE owner = ?1 AND id = ?2",
+                        params![self.owner, s.meeting],
+                        |row| row.get::<_, i64>(0),
+                    )?;
+                    started.push((&s.meeting, start));
+                    start
+                }
+            };
+            times.push(start.map(|start| start + s.start_ms));
+        }
+        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(1 + segments.len() * 5);
+        values.push(&self.owner);
+        for (s, at) in segments.iter().zip(&times) {
+            values.extend([
+                &s.meeting as &dyn rusqlite::ToSql,
+                &s.id,
+                &s.start_ms,
+                at,
+                &s.text,
+            ]);
+        }
+        self.exec(
+            segment_document_sql(segments.len()),
             rusqlite::params_from_iter(values),
         )
         .map(|_| ())
