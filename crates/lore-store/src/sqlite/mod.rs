@@ -738,12 +738,18 @@ const SEGMENT_ROWS_MAX: usize = 64;
 /// once: the owner is `?1`, each row's eight values follow.
 fn segment_insert_sql(rows: usize) -> &'static str {
     static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
-        (0..=SEGMENT_ROWS_MAX.trailing_zeros())
-            .map(|shift| segment_insert_rows_sql(1 << shift))
-            .collect()
+        chunk_shapes(
+            "INSERT INTO segments (owner, meeting, id, seq, start_ms, end_ms, speaker_label, \
+             attribution, text) VALUES ",
+            |[meeting, id, seq, start, end, speaker, attribution, text]| {
+                format!(
+                    "(?1, ?{meeting}, ?{id}, ?{seq}, ?{start}, ?{end}, ?{speaker}, ?{attribution}, \
+                     ?{text})"
+                )
+            },
+        )
     });
-    debug_assert!(rows.is_power_of_two() && rows <= SEGMENT_ROWS_MAX);
-    &SHAPES[rows.trailing_zeros() as usize]
+    chunk_shape(&SHAPES, rows)
 }
 
 /// `INSERT INTO search_docs ... VALUES` of `rows` segments' documents (a power of two up to
@@ -751,47 +757,35 @@ fn segment_insert_sql(rows: usize) -> &'static str {
 /// follow (schema_v12.sql: the store writes them, no trigger does).
 fn segment_document_sql(rows: usize) -> &'static str {
     static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
-        (0..=SEGMENT_ROWS_MAX.trailing_zeros())
-            .map(|shift| segment_document_rows_sql(1 << shift))
-            .collect()
+        chunk_shapes(
+            "INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body) VALUES ",
+            |[meeting, id, start, at, text]| {
+                format!(
+                    "(?1, 'segment', ?{meeting} || '/' || ?{id}, ?{meeting}, ?{start}, ?{at}, \
+                     'o' || hex(?1) || ' ksegment', ?{text})"
+                )
+            },
+        )
     });
+    chunk_shape(&SHAPES, rows)
+}
+
+/// A multi-row statement for every chunk size, a power of two up to `SEGMENT_ROWS_MAX`: `head`,
+/// then `rows` tuples, each written by `row` from its `N` parameter numbers (`?1` is the owner's).
+fn chunk_shapes<const N: usize>(head: &str, row: fn([usize; N]) -> String) -> Vec<String> {
+    (0..=SEGMENT_ROWS_MAX.trailing_zeros())
+        .map(|shift| {
+            let tuples: Vec<String> = (0..1usize << shift)
+                .map(|index| row(std::array::from_fn(|column| 2 + index * N + column)))
+                .collect();
+            format!("{head}{}", tuples.join(", "))
+        })
+        .collect()
+}
+
+fn chunk_shape(shapes: &[String], rows: usize) -> &str {
     debug_assert!(rows.is_power_of_two() && rows <= SEGMENT_ROWS_MAX);
-    &SHAPES[rows.trailing_zeros() as usize]
-}
-
-fn segment_document_rows_sql(rows: usize) -> String {
-    let mut sql = String::from(
-        "INSERT INTO search_docs (owner, kind, ref, meeting, start_ms, at, scope, body) VALUES ",
-    );
-    for row in 0..rows {
-        let [meeting, id, start, at, text] = [0, 1, 2, 3, 4].map(|column| 2 + row * 5 + column);
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(&format!(
-            "(?1, 'segment', ?{meeting} || '/' || ?{id}, ?{meeting}, ?{start}, ?{at}, \
-             'o' || hex(?1) || ' ksegment', ?{text})"
-        ));
-    }
-    sql
-}
-
-fn segment_insert_rows_sql(rows: usize) -> String {
-    let mut sql = String::from(
-        "INSERT INTO segments (owner, meeting, id, seq, start_ms, end_ms, speaker_label, attribution, text) VALUES ",
-    );
-    for row in 0..rows {
-        let first = 2 + row * 8;
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str("(?1");
-        for column in first..first + 8 {
-            sql.push_str(&format!(", ?{column}"));
-        }
-        sql.push(')');
-    }
-    sql
+    &shapes[rows.trailing_zeros() as usize]
 }
 
 /// Applies the writing transaction's queued full-text changes (`search_pending` in the schema) in two
