@@ -1477,23 +1477,20 @@ impl<'c> SqliteTx<'c> {
     /// One `INSERT` of `segments` as rows of bound values (`segment_insert_sql`).
     fn insert_segment_rows(&self, segments: &[Segment]) -> StoreResult<()> {
         let attributions: Vec<&str> = segments.iter().map(|s| s.attribution.as_str()).collect();
-        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(1 + segments.len() * 8);
-        values.push(&self.owner);
-        for (s, attribution) in segments.iter().zip(&attributions) {
-            values.extend([
-                &s.meeting as &dyn rusqlite::ToSql,
-                &s.id,
-                &s.seq,
-                &s.start_ms,
-                &s.end_ms,
-                &s.speaker_label,
-                attribution,
-                &s.text,
-            ]);
-        }
-        self.exec(
+        self.exec_chunk(
             segment_insert_sql(segments.len()),
-            rusqlite::params_from_iter(values),
+            segments.iter().zip(&attributions).map(|(s, attribution)| {
+                [
+                    &s.meeting as &dyn rusqlite::ToSql,
+                    &s.id,
+                    &s.seq,
+                    &s.start_ms,
+                    &s.end_ms,
+                    &s.speaker_label,
+                    attribution,
+                    &s.text,
+                ]
+            }),
         )?;
         // Their search documents (schema_v12.sql), timed by their meeting's start; the queue's
         // trigger queues them for the index.
@@ -1514,22 +1511,33 @@ impl<'c> SqliteTx<'c> {
             };
             times.push(start.map(|start| start + s.start_ms));
         }
-        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(1 + segments.len() * 5);
-        values.push(&self.owner);
-        for (s, at) in segments.iter().zip(&times) {
-            values.extend([
-                &s.meeting as &dyn rusqlite::ToSql,
-                &s.id,
-                &s.start_ms,
-                at,
-                &s.text,
-            ]);
-        }
-        self.exec(
+        self.exec_chunk(
             segment_document_sql(segments.len()),
-            rusqlite::params_from_iter(values),
+            segments.iter().zip(&times).map(|(s, at)| {
+                [
+                    &s.meeting as &dyn rusqlite::ToSql,
+                    &s.id,
+                    &s.start_ms,
+                    at,
+                    &s.text,
+                ]
+            }),
         )
-        .map(|_| ())
+    }
+
+    /// Runs a multi-row statement (`chunk_shapes`) with the owner as `?1` and each row's values after.
+    fn exec_chunk<'v, const N: usize>(
+        &'v self,
+        sql: &str,
+        rows: impl ExactSizeIterator<Item = [&'v dyn rusqlite::ToSql; N]>,
+    ) -> StoreResult<()> {
+        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(1 + rows.len() * N);
+        values.push(&self.owner);
+        for row in rows {
+            values.extend(row);
+        }
+        self.exec(sql, rusqlite::params_from_iter(values))
+            .map(|_| ())
     }
 
     fn exec<P: Params>(&self, sql: &str, params: P) -> StoreResult<usize> {
