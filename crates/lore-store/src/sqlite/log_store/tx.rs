@@ -230,9 +230,10 @@ impl LogTx<'_> {
 
     /// The ids of a slot's claims, in id order.
     fn slot_claim_ids(&self, slot: &SlotKey) -> Vec<String> {
-        // The subject's claims are ordered by predicate: only the slot's are walked.
+        // The subject's claims are ordered by predicate, then id: only the slot's are walked, and
+        // they come in id order.
         let from = (slot.predicate.clone(), String::new());
-        let mut ids: Vec<String> = self
+        self
             .k()
             .claims_by_subject
             .get_from(slot.subject.as_str(), &from)
@@ -244,9 +245,7 @@ impl LogTx<'_> {
                     .is_some_and(|c| c.context_entity == slot.context)
             })
             .map(|(_, id)| id.clone())
-            .collect();
-        ids.sort();
-        ids
+            .collect()
     }
 
     fn evidence_of_claim(&self, claim: &str) -> Vec<Evidence> {
