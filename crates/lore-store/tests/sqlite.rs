@@ -727,6 +727,19 @@ fn transcript_line(meeting: &str, text: &str) -> lore_core::model::Segment {
     lore_store::conformance::sample_segment(meeting, "s1", 0, text)
 }
 
+/// Every row a query gives on a connection of its own to the file (beside the store's).
+fn raw_rows<T, P: rusqlite::Params>(
+    path: &std::path::Path,
+    sql: &str,
+    params: P,
+    map: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Vec<T> {
+    let raw = rusqlite::Connection::open(path).unwrap();
+    let mut statement = raw.prepare(sql).unwrap();
+    let rows = statement.query_map(params, map).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
 /// What a search finds and the snippet it shows, for one word.
 fn found(store: &SqliteStore, word: &str) -> Vec<String> {
     let query = lore_core::search::parse_search_query(word).unwrap();
@@ -759,12 +772,12 @@ fn a_deleted_documents_rowid_taken_again_finds_only_the_new_text() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("lore.db")).unwrap();
     let rowids = || -> Vec<i64> {
-        let raw = rusqlite::Connection::open(dir.path().join("lore.db")).unwrap();
-        let mut statement = raw
-            .prepare("SELECT doc FROM search_docs WHERE kind = 'segment'")
-            .unwrap();
-        let rows = statement.query_map([], |row| row.get(0)).unwrap();
-        rows.map(Result::unwrap).collect()
+        raw_rows(
+            &dir.path().join("lore.db"),
+            "SELECT doc FROM search_docs WHERE kind = 'segment'",
+            [],
+            |row| row.get(0),
+        )
     };
     store
         .write("alice", &mut |tx| {
@@ -948,19 +961,13 @@ fn segments_documents_are_written_and_removed_by_the_store() {
             .unwrap();
     }
     let documents = |owner: &str| -> Vec<(String, Option<i64>, Option<i64>, String)> {
-        let raw = rusqlite::Connection::open(&path).unwrap();
-        let mut statement = raw
-            .prepare(
-                "SELECT ref, start_ms, at, body FROM search_docs \
-                 WHERE owner = ?1 AND kind = 'segment' ORDER BY doc",
-            )
-            .unwrap();
-        let rows = statement
-            .query_map([owner], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-            })
-            .unwrap();
-        rows.map(Result::unwrap).collect()
+        raw_rows(
+            &path,
+            "SELECT ref, start_ms, at, body FROM search_docs \
+             WHERE owner = ?1 AND kind = 'segment' ORDER BY doc",
+            [owner],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+        )
     };
     let alice = documents("alice");
     assert_eq!(alice.len(), 130);

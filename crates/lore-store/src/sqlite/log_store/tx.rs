@@ -233,8 +233,7 @@ impl LogTx<'_> {
         // The subject's claims are ordered by predicate, then id: only the slot's are walked, and
         // they come in id order.
         let from = (slot.predicate.clone(), String::new());
-        self
-            .k()
+        self.k()
             .claims_by_subject
             .get_from(slot.subject.as_str(), &from)
             .take_while(|(predicate, _)| *predicate == slot.predicate)
