@@ -12,6 +12,7 @@
 use serde_json::{json, Value};
 
 /// A small, fast, reproducible generator (PCG-style LCG); the same seed gives the same dataset.
+#[derive(Clone)]
 pub struct Rng(u64);
 
 impl Rng {
@@ -124,16 +125,26 @@ const SKILLS: &[&str] = &[
     "rust", "sql", "design", "sales", "ml", "ops", "writing", "research",
 ];
 
-/// One statement of a fact in a meeting.
-struct Mention {
-    meeting: usize,
-    claim: Value,
-    text: String,
+/// A fact as the meetings state it: the claim (its JSON text, a tenth of the memory of its
+/// `Value`), the sentence that says it, and who says it.
+struct Fact {
+    claim: Box<str>,
+    text: Box<str>,
     speaker: usize,
 }
 
+/// The generated population: its facts and in which meetings each is stated. The meetings' bundles
+/// are made from it one at a time (`Dataset::bundles`), so that a large scale never holds them all:
+/// at scale 100 their text is gigabytes.
 pub struct Dataset {
-    pub bundles: Vec<String>,
+    facts: Vec<Fact>,
+    /// (meeting, fact) in meeting order; a meeting's statements in the order they were drawn.
+    mentions: Vec<(u32, u32)>,
+    /// The generator's state after the facts: the filler segments' words are drawn from it, meeting
+    /// after meeting, so every pass over the bundles gives the same text.
+    filler: Rng,
+    scale: usize,
+    pub meetings: usize,
     pub people: usize,
     pub companies: usize,
     pub projects: usize,
@@ -170,7 +181,8 @@ pub fn generate(scale: usize) -> Dataset {
     // A skewed choice of one of the `size` entities of a kind in block `block`.
     let in_block = |rng: &mut Rng, block: usize, size: usize| block * size + rng.skewed(size);
     let mut rng = Rng::new(42 + scale as u64);
-    let mut mentions: Vec<Mention> = Vec::new();
+    let mut facts: Vec<Fact> = Vec::new();
+    let mut mentions: Vec<(u32, u32)> = Vec::new();
 
     // Spreads a fact's statements over its block's meetings inside its window [from, to) (numbered
     // within the block; the block's `i`th meeting is meeting `i * scale + block`, so every block's
@@ -185,13 +197,15 @@ pub fn generate(scale: usize) -> Dataset {
                      speaker: usize| {
         let width = to.saturating_sub(from).max(1);
         let count = times.0 + rng.below(times.1);
+        let fact = u32::try_from(facts.len()).expect("facts fit in u32");
+        facts.push(Fact {
+            claim: claim.to_string().into(),
+            text: text.into(),
+            speaker,
+        });
         for _ in 0..count {
-            mentions.push(Mention {
-                meeting: (from + rng.below(width)) * scale + block,
-                claim: claim.clone(),
-                text: text.clone(),
-                speaker,
-            });
+            let meeting = (from + rng.below(width)) * scale + block;
+            mentions.push((u32::try_from(meeting).expect("meetings fit in u32"), fact));
         }
     };
 
@@ -328,15 +342,46 @@ pub fn generate(scale: usize) -> Dataset {
         );
     }
 
-    mentions.sort_by_key(|m| m.meeting);
-    let mut bundles = Vec::with_capacity(meetings);
-    let mut cursor = 0;
-    for meeting in 0..meetings {
-        let start = cursor;
-        while cursor < mentions.len() && mentions[cursor].meeting == meeting {
-            cursor += 1;
-        }
-        let statements = &mentions[start..cursor];
+    // Stable: a meeting's statements keep the order they were drawn in.
+    mentions.sort_by_key(|&(meeting, _)| meeting);
+    Dataset {
+        facts,
+        mentions,
+        filler: rng,
+        scale,
+        meetings,
+        people,
+        companies,
+        projects,
+        concepts,
+        segments: meetings * 100,
+    }
+}
+
+impl Dataset {
+    /// The meetings' bundles as JSON text, in meeting order, made one at a time.
+    pub fn bundles(&self) -> impl Iterator<Item = String> + Send + '_ {
+        let mut rng = self.filler.clone();
+        let mut cursor = 0;
+        (0..self.meetings).map(move |meeting| {
+            let start = cursor;
+            while self
+                .mentions
+                .get(cursor)
+                .is_some_and(|&(at, _)| at as usize == meeting)
+            {
+                cursor += 1;
+            }
+            self.bundle(meeting, &self.mentions[start..cursor], &mut rng)
+        })
+    }
+
+    /// One meeting's bundle: its statements first, then filler segments up to 100.
+    fn bundle(&self, meeting: usize, mentions: &[(u32, u32)], rng: &mut Rng) -> String {
+        let statements: Vec<&Fact> = mentions
+            .iter()
+            .map(|&(_, fact)| &self.facts[fact as usize])
+            .collect();
         let mut speakers: Vec<usize> = statements.iter().map(|m| m.speaker).collect();
         speakers.sort_unstable();
         speakers.dedup();
@@ -352,7 +397,7 @@ pub fn generate(scale: usize) -> Dataset {
         let mut claims = Vec::new();
         for index in 0..100 {
             let (text, speaker) = match statements.get(index) {
-                Some(mention) => (mention.text.clone(), mention.speaker),
+                Some(mention) => (mention.text.to_string(), mention.speaker),
                 None => {
                     let words: Vec<&str> = (0..12).map(|_| WORDS[rng.below(WORDS.len())]).collect();
                     (words.join(" "), speakers.first().copied().unwrap_or(0))
@@ -361,31 +406,22 @@ pub fn generate(scale: usize) -> Dataset {
             segments.push(json!({"id": format!("s{index}"), "start_ms": index * 20_000, "end_ms": index * 20_000 + 15_000,
                                  "speaker": format!("P{speaker}"), "text": text}));
         }
-        for (index, mention) in statements.iter().enumerate() {
-            let mut claim = mention.claim.clone();
-            claim["evidence"] = json!({"segment_ids": [format!("s{}", index.min(99))]});
-            if index < 100 {
-                claims.push(claim);
-            }
+        for (index, mention) in statements.iter().enumerate().take(100) {
+            let mut claim: Value =
+                serde_json::from_str(&mention.claim).expect("a generated claim is JSON");
+            claim["evidence"] = json!({"segment_ids": [format!("s{index}")]});
+            claims.push(claim);
         }
         let links: Vec<Value> = (0..3)
             .map(|k| json!({"url": format!("https://docs.example/meeting-{meeting}/doc-{k}"), "provenance": "meeting_chat"}))
             .collect();
-        let started_at = FIRST_MEETING_MS + meeting as i64 * meeting_spacing_ms(scale);
-        let bundle = json!({
+        let started_at = FIRST_MEETING_MS + meeting as i64 * meeting_spacing_ms(self.scale);
+        json!({
             "meeting": {"external_id": format!("bench-{meeting:06}"), "title": format!("Meeting {meeting}"),
                         "started_at": lore_core::Ts(started_at).to_rfc3339()},
             "participants": participants, "segments": segments, "claims": claims, "links": links,
-        });
-        bundles.push(bundle.to_string());
-    }
-    Dataset {
-        bundles,
-        people,
-        companies,
-        projects,
-        concepts,
-        segments: meetings * 100,
+        })
+        .to_string()
     }
 }
 
@@ -399,8 +435,8 @@ mod tests {
     fn employer_degrees(dataset: &Dataset) -> (Vec<usize>, Vec<usize>) {
         let mut staff: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut meetings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for bundle in &dataset.bundles {
-            let bundle: Value = serde_json::from_str(bundle).unwrap();
+        for bundle in dataset.bundles() {
+            let bundle: Value = serde_json::from_str(&bundle).unwrap();
             for claim in bundle["claims"].as_array().unwrap() {
                 if claim["predicate"] == "works_at" {
                     let company = claim["object"]["name"].to_string();
@@ -449,7 +485,30 @@ mod tests {
 
     #[test]
     fn the_same_scale_gives_the_same_dataset() {
-        assert_eq!(generate(1).bundles, generate(1).bundles);
+        let dataset = generate(1);
+        assert!(dataset.bundles().eq(generate(1).bundles()));
+        assert!(dataset.bundles().eq(dataset.bundles()));
+    }
+
+    /// The bundles are byte for byte those every round since the first measured (an FNV-1a digest of
+    /// their text): a change to the generator would make earlier figures incomparable.
+    #[test]
+    fn the_dataset_is_the_one_earlier_rounds_measured() {
+        for (scale, meetings, digest) in [
+            (1, 1000, 0x4a03_87fb_afe7_afd8_u64),
+            (2, 2000, 0x3ce7_c280_a3c8_e44c),
+        ] {
+            let dataset = generate(scale);
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            let mut count = 0;
+            for bundle in dataset.bundles() {
+                count += 1;
+                for byte in bundle.bytes().chain([0]) {
+                    hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+            assert_eq!((count, hash), (meetings, digest), "scale {scale}");
+        }
     }
 
     /// Every name the generator gives at scale 2 falls in block 0 or 1, each block holding one scale-1
@@ -460,8 +519,8 @@ mod tests {
         let dataset = generate(2);
         let mut per_block: BTreeMap<(usize, lore_core::EntityKind), BTreeSet<String>> =
             BTreeMap::new();
-        for bundle in &dataset.bundles {
-            let bundle: Value = serde_json::from_str(bundle).unwrap();
+        for bundle in dataset.bundles() {
+            let bundle: Value = serde_json::from_str(&bundle).unwrap();
             for claim in bundle["claims"].as_array().unwrap() {
                 for side in ["subject", "object"] {
                     let Some(name) = claim[side]["name"].as_str() else {

@@ -392,14 +392,12 @@ fn populate(
     config: &BenchConfig,
     progress: &mut impl FnMut(&str),
 ) -> Result<Populated, String> {
-    let mut dataset = generate(config.scale);
-    if let Some(limit) = config.meetings {
-        dataset.bundles.truncate(limit.max(10));
-        dataset.segments = dataset.bundles.len() * 100;
-    }
+    let dataset = generate(config.scale);
+    let meeting_count = config.meetings.map_or(dataset.meetings, |limit| {
+        dataset.meetings.min(limit.max(10))
+    });
     progress(&format!(
-        "generated {} meetings; ingesting",
-        dataset.bundles.len()
+        "generated the facts of {meeting_count} meetings; ingesting"
     ));
     let registry = lore_core::Registry::builtin();
     let started = Instant::now();
@@ -408,20 +406,24 @@ fn populate(
     let mut candidates = 0usize;
     let mut halfway = None;
     let batch = config.batch.max(1);
-    let half = dataset.bundles.len() / 2;
+    let half = meeting_count / 2;
     let mut done = 0usize;
     let mut failure = None;
     // Each batch's JSON is parsed on the engine's preparing thread, as `lore ingest` parses files.
-    let batches = dataset.bundles.chunks(batch).map(|texts| {
-        texts
-            .iter()
+    // The bundles are made on that thread too, a batch at a time, just before they are parsed.
+    let mut texts = dataset.bundles().take(meeting_count);
+    let batches = std::iter::from_fn(move || {
+        let batch: Vec<_> = texts
+            .by_ref()
+            .take(batch)
             .map(
-                |text| match lore_ingest::parse_bundle(text, &registry, None) {
+                |text| match lore_ingest::parse_bundle(&text, &registry, None) {
                     Ok(bundle) => (bundle.claims.as_ref().map_or(0, Vec::len), Ok(bundle)),
                     Err(errors) => (0, Err(EngineError::Invalid(errors.to_string()))),
                 },
             )
-            .collect::<Vec<_>>()
+            .collect();
+        (!batch.is_empty()).then_some(batch)
     });
     // The time before the batch being applied: the one crossing the half is the `known_at` target.
     let mut before_batch = engine.now();
@@ -439,7 +441,7 @@ fn populate(
             progress(&format!(
                 "ingested {}/{}",
                 done + results.len(),
-                dataset.bundles.len()
+                meeting_count
             ));
         }
         done += results.len();
@@ -451,24 +453,25 @@ fn populate(
     let seconds = started.elapsed().as_secs_f64();
     let ingest = IngestStats {
         claims_per_s: (candidates as f64 / seconds).round(),
-        meetings_per_s: (dataset.bundles.len() as f64 / seconds * 10.0).round() / 10.0,
+        meetings_per_s: (meeting_count as f64 / seconds * 10.0).round() / 10.0,
         seconds: (seconds * 100.0).round() / 100.0,
         batch,
         statements_per_meeting: per_operation(
             statements_before,
             engine.store().write_statements(),
-            dataset.bundles.len(),
+            meeting_count,
         ),
         knowledge_ops_per_meeting: per_operation(
             operations_before,
             engine.store().write_operations(),
-            dataset.bundles.len(),
+            meeting_count,
         ),
     };
-    // What the measurements need of the generated meetings is their number: their text (gigabytes at
-    // scale 100) would only crowd the database out of memory while the reads are measured.
-    let meeting_count = dataset.bundles.len();
-    drop(std::mem::take(&mut dataset.bundles));
+    // What the measurements need of the generated facts is their number of meetings: the facts
+    // (a gigabyte at scale 100) would only crowd the database out of memory while the reads are
+    // measured.
+    let segments = meeting_count * 100;
+    drop(dataset);
 
     let mut rng = Rng::new(7);
     let entities = engine.list_entities(OWNER).map_err(|e| e.to_string())?;
@@ -504,7 +507,7 @@ fn populate(
         claims: claims_after_edits,
         meeting_count,
         claim_count,
-        segments: Some(dataset.segments),
+        segments: Some(segments),
         candidates: Some(candidates),
         ingest: Some(ingest),
         halfway: halfway.unwrap_or_else(|| engine.now()),

@@ -21,9 +21,10 @@ fn engine(dir: &tempfile::TempDir, name: &str) -> Engine {
 fn batches_leave_the_state_of_one_by_one_ingestion() {
     let registry = lore_core::Registry::builtin();
     let dataset = lore_bench::generate(1);
-    let mut bundles: Vec<lore_ingest::Bundle> = dataset.bundles[..120]
-        .iter()
-        .map(|text| lore_ingest::parse_bundle(text, &registry, None).expect("bundle"))
+    let mut bundles: Vec<lore_ingest::Bundle> = dataset
+        .bundles()
+        .take(120)
+        .map(|text| lore_ingest::parse_bundle(&text, &registry, None).expect("bundle"))
         .collect();
     // A batch that replaces meetings of earlier batches, and one of its own.
     let mut replacement = bundles[5].clone();
