@@ -416,6 +416,7 @@ impl LogStore {
             state: StateRef::Read(state),
             journal: Journal::default(),
             graphs,
+            last_page: None,
         };
         // A panic (a bug) in a read is its error; a read changes nothing to undo.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
@@ -724,6 +725,7 @@ impl Store for LogStore {
                 state: StateRef::Write(&mut state),
                 journal: Journal::default(),
                 graphs: None,
+                last_page: None,
             };
             // A panic (a bug) inside the work is an error of this write: the transaction rolls
             // back, and memory, which the panic may have left between two changes, is read

@@ -64,6 +64,9 @@ pub(crate) struct LogTx<'a> {
     pub(crate) journal: Journal,
     /// For a read: the store's graph indexes and the owner version the read sees.
     pub(crate) graphs: Option<(&'a crate::GraphBuilds, i64)>,
+    /// For a read: the last entity page it asked for. A projection asks for one entity's page four
+    /// times (the row, its claims, its links, its attached links); a read cannot change a page.
+    pub(crate) last_page: Option<(String, std::sync::Arc<crate::sqlite::page_index::OnePage>)>,
 }
 
 /// What a write in a read transaction gets (SQLite's own message for the same).
@@ -332,12 +335,17 @@ impl LogTx<'_> {
 impl LogTx<'_> {
     /// For a read, the entity's page (built now when no read has since the entity last changed);
     /// `None` in a write, which reads the tables.
-    fn page(&self, entity: &str) -> Option<std::sync::Arc<crate::sqlite::page_index::OnePage>> {
+    fn page(&mut self, entity: &str) -> Option<std::sync::Arc<crate::sqlite::page_index::OnePage>> {
         let StateRef::Read(state) = &self.state else {
             return None;
         };
+        if let Some((id, page)) = &self.last_page {
+            if id == entity {
+                return Some(page.clone());
+            }
+        }
         let k = &state.knowledge;
-        Some(k.pages.get_or_build(entity, || {
+        let page = k.pages.get_or_build(entity, || {
             let page = crate::sqlite::page_index::Page {
                 entity: k.entities.get(entity).cloned(),
                 claims: projected_of(k, entity),
@@ -345,7 +353,9 @@ impl LogTx<'_> {
                 attached: attached_of(k, &state.meetings, entity),
             };
             crate::sqlite::page_index::OnePage::encode(entity, &page)
-        }))
+        });
+        self.last_page = Some((entity.to_string(), page.clone()));
+        Some(page)
     }
 }
 
