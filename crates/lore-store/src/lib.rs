@@ -103,7 +103,10 @@ pub(crate) type GraphBuilds = owner_builds::OwnerBuilds<GraphIndex>;
 pub(crate) const GRAPH_BUILD_AFTER_READS: u32 = 2;
 
 pub use sqlite::log_store::{open_embedded, LogStore};
-pub use sqlite::{hot_queries, SqliteStore, PREWARM, SEARCH_TOKENIZER};
+pub use sqlite::{
+    fts_body_expression as sqlite_body_expression, hot_queries, SqliteStore, PREWARM,
+    SEARCH_TOKENIZER,
+};
 
 /// Rows stored for one meeting (`Tx::meeting_counts`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

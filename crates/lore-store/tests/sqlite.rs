@@ -1021,3 +1021,145 @@ fn segments_documents_are_written_and_removed_by_the_store() {
         "the queue is empty and no trigger inserts documents"
     );
 }
+
+/// Lines of the AMI meeting transcripts in `../shared/data` (not part of the repository: none when
+/// the folder is absent), at most `limit`.
+fn transcript_lines(limit: usize) -> Vec<String> {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/qmsum-ami");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("skipped the transcripts: {} not found", dir.display());
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "json")
+        })
+        .collect();
+    paths.sort();
+    let mut lines = Vec::new();
+    for path in paths {
+        let meeting: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for turn in meeting["meeting_transcripts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if lines.len() == limit {
+                return lines;
+            }
+            lines.push(turn["content"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    lines
+}
+
+/// A search's candidates are ranked by FTS5's own `bm25(search_fts, 0.0, 1.0)`, whether the store
+/// computes it outside FTS5 (words and phrases of text it can tokenize) or FTS5 does (prefixes,
+/// text it cannot tokenize): for every query, the candidates and their ranks are those of the
+/// definition, run on a connection of its own, with other owners' documents and deleted documents
+/// whose index entries are not merged away yet in the index.
+#[test]
+fn search_ranks_are_fts5s_bm25() {
+    use lore_store::conformance::{sample_meeting, sample_segment};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let mut lines: Vec<String> = [
+        "The budget for Q3 is final; budgets are reviewed monthly.",
+        "Budgeting, budgeted, BUDGET: the remote control design review.",
+        "We\u{2019}re designing the remote \u{2014} the \u{201c}design\u{201d} is ready\u{2026}",
+        "Le café du projet: the design budget in €.",
+        "Der Entwurf ist fertig, sagt Jürgen: the design is done.",
+        "project manager and the project manager's budget",
+        "a manager of projects, managing the project",
+        "remote remote remote design",
+    ]
+    .iter()
+    .map(|line| line.to_string())
+    .collect();
+    lines.extend(transcript_lines(3000));
+    for owner in ["alice", "bob"] {
+        for (number, chunk) in lines.chunks(lines.len().div_ceil(6)).enumerate() {
+            let meeting = format!("m{number}");
+            store
+                .write(owner, &mut |tx| {
+                    tx.insert_meeting(&sample_meeting(&meeting))?;
+                    let segments: Vec<_> = chunk
+                        .iter()
+                        .enumerate()
+                        .map(|(n, text)| {
+                            sample_segment(&meeting, &format!("s{n:04}"), n as i64 * 1_000, text)
+                        })
+                        .collect();
+                    tx.insert_segments(&segments)
+                })
+                .unwrap();
+        }
+    }
+    store.wait_search_merged();
+    for (owner, meeting) in [("alice", "m1"), ("bob", "m2")] {
+        store
+            .write(owner, &mut |tx| tx.delete_meeting(meeting))
+            .unwrap();
+    }
+    let queries = [
+        "budget",
+        "budgets",
+        "BUDGETING",
+        "remote",
+        "design",
+        "the",
+        "café",
+        "jürgen",
+        "remote design",
+        "remote OR budget",
+        "design -remote",
+        "\"project manager\"",
+        "\"the remote control\" OR design",
+        "desig*",
+        "project manager budget",
+        "um",
+        "nothingmatchesthis",
+    ];
+    for query_text in queries {
+        let query = lore_core::search::parse_search_query(query_text).unwrap();
+        for kind in [None, Some("segment")] {
+            let mut got = Vec::new();
+            store
+                .read("alice", &mut |tx| {
+                    got = tx.search_candidates(&query, kind, 1000)?;
+                    Ok(())
+                })
+                .unwrap();
+            let expression = lore_store::sqlite_body_expression(&query);
+            let expected: Vec<(i64, f64)> = raw_rows(
+                &path,
+                "SELECT search_fts.rowid, bm25(search_fts, 0.0, 1.0) FROM search_fts \
+                 JOIN search_docs AS d ON d.doc = search_fts.rowid \
+                 WHERE search_fts MATCH ?1 AND d.owner = 'alice' AND (?2 IS NULL OR d.kind = ?2) \
+                 ORDER BY search_fts.rowid DESC LIMIT 1000",
+                rusqlite::params![expression, kind],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            );
+            let got: Vec<(i64, f64)> = got.iter().map(|c| (c.doc, c.rank)).collect();
+            assert_eq!(
+                got.iter().map(|(doc, _)| *doc).collect::<Vec<_>>(),
+                expected.iter().map(|(doc, _)| *doc).collect::<Vec<_>>(),
+                "{query_text}: the candidates"
+            );
+            for ((doc, ours), (_, theirs)) in got.iter().zip(&expected) {
+                assert!(
+                    (ours - theirs).abs() <= 1e-12 * theirs.abs().max(1.0),
+                    "{query_text}: document {doc} ranked {ours}, FTS5 says {theirs}"
+                );
+            }
+            if query_text != "nothingmatchesthis" && query_text != "jürgen" {
+                assert!(!got.is_empty(), "{query_text} finds something");
+            }
+        }
+    }
+}

@@ -4,6 +4,7 @@ mod graph_scan;
 pub(crate) mod log_store;
 pub(crate) mod page_index;
 mod planner;
+mod ranking;
 mod read_cache;
 mod read_side;
 mod rows;
@@ -19,7 +20,7 @@ use crate::owner_builds::OwnerBuilds;
 use crate::{ApiToken, Store, StoreError, StoreResult, Tx, TxWork};
 use rows::*;
 
-pub use read_side::{hot_queries, PREWARM, SEARCH_TOKENIZER};
+pub use read_side::{fts_body_expression, hot_queries, PREWARM, SEARCH_TOKENIZER};
 
 /// Versioned migrations; `PRAGMA user_version` records how many have run.
 const MIGRATIONS: &[&str] = &[
@@ -843,6 +844,13 @@ fn tune(connection: &Connection) -> StoreResult<()> {
     connection
         .execute_batch(
             "PRAGMA cache_size = -65536; PRAGMA mmap_size = 2147418112; PRAGMA temp_store = MEMORY;",
+        )
+        .map_err(backend)?;
+    // The search index's vocabulary by column, for bm25's document counts (`ranking.rs`); a table
+    // of the connection's own temporary schema, so a read-only connection has it too.
+    connection
+        .execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(main, search_fts, col)",
         )
         .map_err(backend)
 }

@@ -5,8 +5,9 @@
 use lore_core::model::*;
 use lore_core::search::{SearchQuery, SearchTerm};
 use lore_core::Ts;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
+use super::ranking;
 use super::rows::*;
 use super::{backend, SqliteTx, CLAIM_COLUMNS, LINK_COLUMNS, TASK_COLUMNS};
 use crate::{MeetingLink, ProjectedClaim, SearchCandidate, StoreError, StoreResult};
@@ -38,6 +39,24 @@ pub const SEARCH_NEWEST_MATCHES: &str =
        THEN bm25(search_fts, 0.0, 1.0) END \
      FROM search_fts JOIN search_docs AS d ON d.doc = search_fts.rowid \
      WHERE search_fts MATCH ?1 ORDER BY search_fts.rowid DESC";
+/// `SEARCH_NEWEST_MATCHES` without the rank: each flagged row's scope and body instead, from which
+/// `ranking` computes the same bm25.
+pub const SEARCH_NEWEST_TEXTS: &str =
+    "SELECT search_fts.rowid, d.owner = ?2 AND (?3 IS NULL OR d.kind = ?3), d.kind, d.ref, d.meeting, \
+       d.start_ms, d.at, d.scope, d.body \
+     FROM search_fts JOIN search_docs AS d ON d.doc = search_fts.rowid \
+     WHERE search_fts MATCH ?1 ORDER BY search_fts.rowid DESC";
+/// The index's totals (rows, tokens per column) for bm25's average row size.
+pub const SEARCH_TOTALS: &str = "SELECT block FROM search_fts_data WHERE id = 1";
+/// The documents whose body holds a token (the connection's `temp.search_vocab`, see `tune`).
+pub const SEARCH_TOKEN_DOCUMENTS: &str =
+    "SELECT doc FROM temp.search_vocab WHERE term = ?1 AND col = 'body'";
+/// The documents that match a phrase of several tokens.
+pub const SEARCH_PHRASE_DOCUMENTS: &str =
+    "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1";
+/// FTS5's own rank of the matches in a rowid range, for candidates `ranking` cannot tokenize.
+pub const SEARCH_RANKS_IN_RANGE: &str = "SELECT rowid, bm25(search_fts, 0.0, 1.0) FROM search_fts \
+     WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3";
 /// Matches of other owners or kinds read before the first try gives up, per candidate wanted.
 const OTHER_MATCHES_PER_CANDIDATE: usize = 3;
 /// Documents the search index does not hold, and documents it holds that no longer exist (its
@@ -533,23 +552,121 @@ impl SqliteTx<'_> {
             .map(|(_, snippet)| snippet))
     }
 
-    /// The window of `read_search_candidates` from the newest body matches (`SEARCH_NEWEST_MATCHES`),
-    /// or `None` when too many of them are other owners' or kinds'.
+    /// The window of `read_search_candidates` from the newest body matches, or `None` when too many
+    /// of them are other owners' or kinds'. Ranked by `ranking` when the query's terms are words or
+    /// phrases it can tokenize (`SEARCH_NEWEST_TEXTS`), else by FTS5 (`SEARCH_NEWEST_MATCHES`).
     fn read_newest_matches(
         &self,
         query: &SearchQuery,
         kind: Option<&str>,
         limit: usize,
     ) -> StoreResult<Option<Vec<SearchCandidate>>> {
-        let mut found = Vec::new();
         if limit == 0 {
-            return Ok(Some(found));
+            return Ok(Some(Vec::new()));
         }
+        let Some(phrases) = ranking::Phrases::of(query) else {
+            return self
+                .newest_matches(SEARCH_NEWEST_MATCHES, query, kind, limit, |row| row.get(7));
+        };
+        let Some(statistics) = self.search_statistics(query, &phrases)? else {
+            return self
+                .newest_matches(SEARCH_NEWEST_MATCHES, query, kind, limit, |row| row.get(7));
+        };
+        let mut frequencies = Vec::with_capacity(phrases.phrases.len());
+        let mut untokenized = Vec::new();
+        let found = self.newest_matches(SEARCH_NEWEST_TEXTS, query, kind, limit, |row| {
+            let text = |index| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
+            Ok(match phrases.count(text(7)?, text(8)?, &mut frequencies) {
+                Some(size) => statistics.rank(size, &frequencies),
+                None => {
+                    untokenized.push(row.get::<_, i64>(0)?);
+                    f64::NAN
+                }
+            })
+        })?;
+        let Some(mut found) = found else {
+            return Ok(None);
+        };
+        if let (Some(&newest), Some(&oldest)) = (untokenized.first(), untokenized.last()) {
+            let ranks: std::collections::HashMap<i64, f64> = self
+                .all(
+                    SEARCH_RANKS_IN_RANGE,
+                    params![fts_body_expression(query), oldest, newest],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .map_err(search_error)?
+                .into_iter()
+                .collect();
+            for candidate in &mut found {
+                if candidate.rank.is_nan() {
+                    candidate.rank = ranks.get(&candidate.doc).copied().ok_or_else(|| {
+                        StoreError::Backend(format!(
+                            "search document {} has no rank in its own range",
+                            candidate.doc
+                        ))
+                    })?;
+                }
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// The index-wide figures of bm25 for the query's phrases; `None` for an index without rows.
+    fn search_statistics(
+        &self,
+        query: &SearchQuery,
+        phrases: &ranking::Phrases,
+    ) -> StoreResult<Option<ranking::Statistics>> {
         let fail = |error| search_error(backend(error));
-        let mut statement = self
+        let record: Option<Vec<u8>> = self
             .connection
-            .prepare_cached(SEARCH_NEWEST_MATCHES)
+            .prepare_cached(SEARCH_TOTALS)
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)).optional())
             .map_err(fail)?;
+        let Some((rows, tokens)) = record.as_deref().and_then(ranking::totals) else {
+            return Ok(None);
+        };
+        let mut matching = Vec::with_capacity(phrases.phrases.len());
+        for (term, tokens) in query.required.iter().flatten().zip(&phrases.phrases) {
+            let count: i64 = match tokens.as_slice() {
+                [token] => self
+                    .connection
+                    .prepare_cached(SEARCH_TOKEN_DOCUMENTS)
+                    .and_then(|mut statement| {
+                        statement
+                            .query_row([String::from_utf8_lossy(token)], |row| row.get(0))
+                            .optional()
+                    })
+                    .map_err(fail)?
+                    .unwrap_or(0),
+                _ => self
+                    .connection
+                    .prepare_cached(SEARCH_PHRASE_DOCUMENTS)
+                    .and_then(|mut statement| {
+                        statement
+                            .query_row([format!("body : {}", render_term(term))], |row| row.get(0))
+                    })
+                    .map_err(fail)?,
+            };
+            matching.push(count);
+        }
+        Ok(Some(ranking::Statistics::new(rows, tokens, &matching)))
+    }
+
+    /// The newest body matches of `sql` (`SEARCH_NEWEST_MATCHES` or `SEARCH_NEWEST_TEXTS`), the
+    /// owner's (and kind's) up to `limit`, each ranked by `rank`; `None` when too many of them are
+    /// other owners' or kinds'.
+    fn newest_matches(
+        &self,
+        sql: &str,
+        query: &SearchQuery,
+        kind: Option<&str>,
+        limit: usize,
+        mut rank: impl FnMut(&rusqlite::Row) -> rusqlite::Result<f64>,
+    ) -> StoreResult<Option<Vec<SearchCandidate>>> {
+        let mut found = Vec::new();
+        let fail = |error| search_error(backend(error));
+        let mut statement = self.connection.prepare_cached(sql).map_err(fail)?;
         let mut rows = statement
             .query(params![fts_body_expression(query), self.owner, kind])
             .map_err(fail)?;
@@ -571,7 +688,7 @@ impl SqliteTx<'_> {
                         meeting: row.get(4)?,
                         start_ms: row.get(5)?,
                         at: row.get::<_, Option<i64>>(6)?.map(Ts),
-                        rank: row.get(7)?,
+                        rank: rank(row)?,
                     })
                 })()
                 .map_err(fail)?,
