@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v10.sql"),
     include_str!("schema_v11.sql"),
     include_str!("schema_v12.sql"),
+    include_str!("schema_v13.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -801,6 +802,7 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
     if !pending {
         return Ok(());
     }
+    count_search_terms(connection)?;
     for sql in [
         "DELETE FROM search_fts WHERE rowid IN \
          (SELECT doc FROM search_pending WHERE scope IS NOT NULL)",
@@ -813,6 +815,117 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
             .prepare_cached(sql)
             .and_then(|mut statement| statement.execute([]))
             .map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Keeps `search_terms` (schema_v13.sql) with the queue before it is applied: every pending
+/// document that was indexed takes its old text's tokens out of their counts, and every pending
+/// document that exists now adds its text's. Text `ranking` tokenizes is tokenized here; other text
+/// is tokenized by FTS5 itself, in a scratch index of the connection's temporary schema.
+fn count_search_terms(connection: &Connection) -> StoreResult<()> {
+    let mut deltas: std::collections::HashMap<Vec<u8>, i64> = Default::default();
+    let mut terms = ranking::DistinctTerms::default();
+    let mut others: [Vec<String>; 2] = Default::default();
+    for (side, (sql, sign)) in [
+        (read_side::SEARCH_PENDING_OLD_TEXTS, -1),
+        (read_side::SEARCH_PENDING_NEW_TEXTS, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut statement = connection.prepare_cached(sql).map_err(backend)?;
+        let mut rows = statement.query([]).map_err(backend)?;
+        while let Some(row) = rows.next().map_err(backend)? {
+            let body = row
+                .get_ref(0)
+                .and_then(|value| Ok(value.as_str()?))
+                .map_err(|_| StoreError::Backend("a queued search document has no text".into()))?;
+            match terms.of(body) {
+                Some(found) => {
+                    for term in found {
+                        match deltas.get_mut(term) {
+                            Some(delta) => *delta += sign,
+                            None => {
+                                deltas.insert(term.to_vec(), sign);
+                            }
+                        }
+                    }
+                }
+                None => others[side].push(body.to_string()),
+            }
+        }
+    }
+    for (texts, sign) in others.iter().zip([-1, 1]) {
+        if texts.is_empty() {
+            continue;
+        }
+        connection
+            .execute_batch(&format!(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_terms_scratch USING fts5(body, \
+                   content = '', contentless_delete = 1, tokenize = '{SEARCH_TOKENIZER}'); \
+                 CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_terms_scratch_vocab \
+                   USING fts5vocab(temp, search_terms_scratch, row);"
+            ))
+            .map_err(backend)?;
+        {
+            let mut insert = connection
+                .prepare_cached(
+                    "INSERT INTO temp.search_terms_scratch (rowid, body) VALUES (?1, ?2)",
+                )
+                .map_err(backend)?;
+            for (rowid, text) in texts.iter().enumerate() {
+                insert
+                    .execute(rusqlite::params![rowid as i64 + 1, text])
+                    .map_err(backend)?;
+            }
+        }
+        {
+            let mut counts = connection
+                .prepare_cached("SELECT term, doc FROM temp.search_terms_scratch_vocab")
+                .map_err(backend)?;
+            let mut rows = counts.query([]).map_err(backend)?;
+            while let Some(row) = rows.next().map_err(backend)? {
+                let term: String = row.get(0).map_err(backend)?;
+                let docs: i64 = row.get(1).map_err(backend)?;
+                *deltas.entry(term.into_bytes()).or_default() += sign * docs;
+            }
+        }
+        connection
+            .execute_batch(
+                "INSERT INTO temp.search_terms_scratch (search_terms_scratch) VALUES ('delete-all')",
+            )
+            .map_err(backend)?;
+    }
+    let mut add = connection
+        .prepare_cached(
+            "INSERT INTO search_terms (term, docs) VALUES (?1, ?2) \
+             ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+        )
+        .map_err(backend)?;
+    let mut remove_last = connection
+        .prepare_cached("DELETE FROM search_terms WHERE term = ?1 AND docs = ?2")
+        .map_err(backend)?;
+    let mut remove = connection
+        .prepare_cached("UPDATE search_terms SET docs = docs - ?2 WHERE term = ?1")
+        .map_err(backend)?;
+    for (term, delta) in deltas {
+        let term = String::from_utf8(term)
+            .map_err(|_| StoreError::Backend("a search term is not UTF-8".into()))?;
+        let changed = match delta {
+            0 => continue,
+            1.. => add.execute(rusqlite::params![term, delta]),
+            _ => match remove_last.execute(rusqlite::params![term, -delta]) {
+                Ok(0) => remove.execute(rusqlite::params![term, -delta]),
+                other => other,
+            },
+        }
+        .map_err(backend)?;
+        if changed == 0 {
+            return Err(StoreError::Backend(format!(
+                "the search term counts lack '{term}', which a deleted document held"
+            )));
+        }
     }
     Ok(())
 }
@@ -1067,6 +1180,16 @@ impl Store for SqliteStore {
         if unindexed + stale > 0 {
             problems.push(format!(
                 "search index: {unindexed} documents not indexed, {stale} indexed documents that no longer exist"
+            ));
+        }
+        let (missing, wrong): (i64, i64) = connection
+            .query_row(read_side::SEARCH_TERMS_MISMATCH, [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .map_err(backend)?;
+        if missing + wrong > 0 {
+            problems.push(format!(
+                "search term counts: {missing} of the index's terms missing or miscounted, {wrong} counts the index does not have"
             ));
         }
         Ok(problems)

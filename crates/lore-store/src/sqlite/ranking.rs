@@ -432,6 +432,44 @@ impl Phrases {
     }
 }
 
+/// The distinct stems of texts, one text at a time, in buffers reused from text to text.
+#[derive(Debug, Default)]
+pub(crate) struct DistinctTerms {
+    lower: Vec<u8>,
+    word: Vec<u8>,
+    stems: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl DistinctTerms {
+    /// The distinct stems of `text` (the terms FTS5 indexes for it), in no particular order; `None`
+    /// when the text has a character this module cannot tokenize.
+    pub(crate) fn of(&mut self, text: &str) -> Option<impl Iterator<Item = &[u8]>> {
+        let DistinctTerms {
+            lower,
+            word,
+            stems,
+            ranges,
+        } = self;
+        stems.clear();
+        ranges.clear();
+        let known = for_each_token(text, |token| {
+            stem_written(token, lower, word);
+            ranges.push((stems.len(), stems.len() + word.len()));
+            stems.extend_from_slice(word);
+        });
+        if !known {
+            return None;
+        }
+        let stems = &self.stems;
+        self.ranges
+            .sort_unstable_by(|a, b| stems[a.0..a.1].cmp(&stems[b.0..b.1]));
+        self.ranges
+            .dedup_by(|a, b| stems[a.0..a.1] == stems[b.0..b.1]);
+        Some(self.ranges.iter().map(|&(start, end)| &stems[start..end]))
+    }
+}
+
 /// The index-wide figures bm25 needs: rows, their average size in tokens, and each phrase's IDF.
 #[derive(Debug)]
 pub(crate) struct Statistics {

@@ -48,12 +48,25 @@ pub const SEARCH_NEWEST_TEXTS: &str =
      WHERE search_fts MATCH ?1 ORDER BY search_fts.rowid DESC";
 /// The index's totals (rows, tokens per column) for bm25's average row size.
 pub const SEARCH_TOTALS: &str = "SELECT block FROM search_fts_data WHERE id = 1";
-/// The documents whose body holds a token (the connection's `temp.search_vocab`, see `tune`).
-pub const SEARCH_TOKEN_DOCUMENTS: &str =
-    "SELECT doc FROM temp.search_vocab WHERE term = ?1 AND col = 'body'";
+/// The documents whose body holds a token (schema_v13.sql).
+pub const SEARCH_TOKEN_DOCUMENTS: &str = "SELECT docs FROM search_terms WHERE term = ?1";
+/// The index's terms (its vocabulary, the connection's `temp.search_vocab`, see `tune`) that
+/// `search_terms` lacks or counts otherwise, and the counts of terms the index does not hold.
+pub const SEARCH_TERMS_MISMATCH: &str = "SELECT \
+     (SELECT count(*) FROM (SELECT term, doc FROM temp.search_vocab WHERE col = 'body' AND doc > 0 \
+                            EXCEPT SELECT term, docs FROM search_terms)), \
+     (SELECT count(*) FROM (SELECT term, docs FROM search_terms \
+                            EXCEPT SELECT term, doc FROM temp.search_vocab WHERE col = 'body'))";
 /// The documents that match a phrase of several tokens.
 pub const SEARCH_PHRASE_DOCUMENTS: &str =
     "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1";
+/// The indexed text of the queued documents (`count_search_terms`): the old text of those that were
+/// indexed, and the text now of those that exist. The queue leads: it holds a transaction's
+/// documents, a few hundred at most, where `search_docs` holds every one.
+pub const SEARCH_PENDING_OLD_TEXTS: &str =
+    "SELECT body FROM search_pending WHERE scope IS NOT NULL";
+pub const SEARCH_PENDING_NEW_TEXTS: &str =
+    "SELECT d.body FROM search_pending AS p CROSS JOIN search_docs AS d ON d.doc = p.doc";
 /// FTS5's own rank of the matches in a rowid range, for candidates `ranking` cannot tokenize.
 pub const SEARCH_RANKS_IN_RANGE: &str = "SELECT rowid, bm25(search_fts, 0.0, 1.0) FROM search_fts \
      WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3";
@@ -428,6 +441,16 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
             "tasks_by_assignee",
         ),
         ("search: candidates", SEARCH_CANDIDATES.into(), "VIRTUAL TABLE INDEX"),
+        (
+            "search terms: the queued documents' text now",
+            SEARCH_PENDING_NEW_TEXTS.into(),
+            "SEARCH d USING INTEGER PRIMARY KEY",
+        ),
+        (
+            "search terms: a token's documents",
+            SEARCH_TOKEN_DOCUMENTS.into(),
+            "search_terms USING PRIMARY KEY",
+        ),
         (
             "search: newest matches",
             SEARCH_NEWEST_MATCHES.into(),
