@@ -1166,3 +1166,43 @@ fn search_ranks_are_fts5s_bm25() {
         }
     }
 }
+
+/// A term count that no longer matches the index (here: removed by hand) does not stop a write that
+/// would take it below zero; the integrity check reports it.
+#[test]
+fn a_wrong_term_count_is_reported_not_fatal() {
+    use lore_store::conformance::{sample_meeting, sample_segment};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_segments(&[sample_segment("m1", "s1", 0, "quarterly budgets")])
+        })
+        .unwrap();
+    assert!(store.integrity_problems().unwrap().is_empty());
+    let counts = |term: &str| -> Vec<i64> {
+        raw_rows(
+            &path,
+            "SELECT docs FROM search_terms WHERE term = ?1",
+            [term],
+            |row| row.get(0),
+        )
+    };
+    assert_eq!(counts("budget"), [1], "stemmed as the index stems it");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("DELETE FROM search_terms WHERE term = 'budget'", [])
+        .unwrap();
+    let problems = store.integrity_problems().unwrap();
+    assert!(
+        problems.iter().any(|p| p.starts_with("search term counts")),
+        "{problems:?}"
+    );
+    store
+        .write("alice", &mut |tx| tx.delete_meeting("m1"))
+        .unwrap();
+    assert!(counts("quarterli").is_empty());
+    assert!(store.integrity_problems().unwrap().is_empty());
+}

@@ -903,28 +903,35 @@ fn count_search_terms(connection: &Connection) -> StoreResult<()> {
              ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
         )
         .map_err(backend)?;
-    let mut remove_last = connection
-        .prepare_cached("DELETE FROM search_terms WHERE term = ?1 AND docs = ?2")
-        .map_err(backend)?;
     let mut remove = connection
-        .prepare_cached("UPDATE search_terms SET docs = docs - ?2 WHERE term = ?1")
+        .prepare_cached(
+            "UPDATE search_terms SET docs = docs + ?2 WHERE term = ?1 AND docs + ?2 > 0",
+        )
+        .map_err(backend)?;
+    let mut remove_last = connection
+        .prepare_cached("DELETE FROM search_terms WHERE term = ?1")
         .map_err(backend)?;
     for (term, delta) in deltas {
         let term = String::from_utf8(term)
             .map_err(|_| StoreError::Backend("a search term is not UTF-8".into()))?;
-        let changed = match delta {
-            0 => continue,
-            1.. => add.execute(rusqlite::params![term, delta]),
-            _ => match remove_last.execute(rusqlite::params![term, -delta]) {
-                Ok(0) => remove.execute(rusqlite::params![term, -delta]),
-                other => other,
-            },
-        }
-        .map_err(backend)?;
-        if changed == 0 {
-            return Err(StoreError::Backend(format!(
-                "the search term counts lack '{term}', which a deleted document held"
-            )));
+        match delta {
+            0 => {}
+            1.. => {
+                add.execute(rusqlite::params![term, delta])
+                    .map_err(backend)?;
+            }
+            // A count that would reach zero goes with its term. One that would go below zero is
+            // wrong already: the write goes on (a count only weighs a search's ranks) and the
+            // integrity check reports the difference with the index's vocabulary.
+            _ => {
+                if remove
+                    .execute(rusqlite::params![term, delta])
+                    .map_err(backend)?
+                    == 0
+                {
+                    remove_last.execute([&term]).map_err(backend)?;
+                }
+            }
         }
     }
     Ok(())
