@@ -824,38 +824,42 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
 /// document that exists now adds its text's. Text `ranking` tokenizes is tokenized here; other text
 /// is tokenized by FTS5 itself, in a scratch index of the connection's temporary schema.
 fn count_search_terms(connection: &Connection) -> StoreResult<()> {
+    let mut terms = ranking::TermCounts::default();
     let mut deltas: std::collections::HashMap<Vec<u8>, i64> = Default::default();
-    let mut terms = ranking::DistinctTerms::default();
     let mut others: [Vec<String>; 2] = Default::default();
-    for (side, (sql, sign)) in [
-        (read_side::SEARCH_PENDING_OLD_TEXTS, -1),
-        (read_side::SEARCH_PENDING_NEW_TEXTS, 1),
-    ]
-    .into_iter()
-    .enumerate()
     {
-        let mut statement = connection.prepare_cached(sql).map_err(backend)?;
+        let mut statement = connection
+            .prepare_cached(read_side::SEARCH_PENDING_TEXTS)
+            .map_err(backend)?;
         let mut rows = statement.query([]).map_err(backend)?;
         while let Some(row) = rows.next().map_err(backend)? {
-            let body = row
-                .get_ref(0)
-                .and_then(|value| Ok(value.as_str()?))
-                .map_err(|_| StoreError::Backend("a queued search document has no text".into()))?;
-            match terms.of(body) {
-                Some(found) => {
-                    for term in found {
-                        match deltas.get_mut(term) {
-                            Some(delta) => *delta += sign,
-                            None => {
-                                deltas.insert(term.to_vec(), sign);
-                            }
-                        }
+            let text = |index| -> StoreResult<Option<&str>> {
+                row.get_ref(index)
+                    .and_then(|value| Ok(value.as_str_or_null()?))
+                    .map_err(backend)
+            };
+            let indexed: bool = row.get(0).map_err(backend)?;
+            let (old, new) = (text(1)?, text(2)?);
+            if indexed && old.is_none() {
+                return Err(StoreError::Backend(
+                    "a queued search document has no text".into(),
+                ));
+            }
+            let old = old.filter(|_| indexed);
+            // A document written again with the same text keeps its terms.
+            if old.is_some() && old == new {
+                continue;
+            }
+            for (side, (text, sign)) in [(old, -1), (new, 1)].into_iter().enumerate() {
+                if let Some(text) = text {
+                    if !terms.add(text, sign) {
+                        others[side].push(text.to_string());
                     }
                 }
-                None => others[side].push(body.to_string()),
             }
         }
     }
+    deltas.extend(terms.changes());
     for (texts, sign) in others.iter().zip([-1, 1]) {
         if texts.is_empty() {
             continue;

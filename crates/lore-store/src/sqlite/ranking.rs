@@ -432,41 +432,68 @@ impl Phrases {
     }
 }
 
-/// The distinct stems of texts, one text at a time, in buffers reused from text to text.
+/// How the documents of a write change each stem's number of documents (`search_terms`): each
+/// text added or removed counts once for every distinct stem it has. A token is stemmed once per
+/// writing, whatever the number of its occurrences.
 #[derive(Debug, Default)]
-pub(crate) struct DistinctTerms {
+pub(crate) struct TermCounts {
+    /// Tokens as written, and stems, to their stem's index.
+    tokens: std::collections::HashMap<Vec<u8>, u32>,
+    stems: std::collections::HashMap<Vec<u8>, u32>,
+    /// Per stem index: the stem and the change of its count.
+    changes: Vec<(Vec<u8>, i64)>,
+    document: Vec<u32>,
     lower: Vec<u8>,
     word: Vec<u8>,
-    stems: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
 }
 
-impl DistinctTerms {
-    /// The distinct stems of `text` (the terms FTS5 indexes for it), in no particular order; `None`
+impl TermCounts {
+    /// Counts `text`'s distinct stems `sign` times (1 added, -1 removed); `false`, counting nothing,
     /// when the text has a character this module cannot tokenize.
-    pub(crate) fn of(&mut self, text: &str) -> Option<impl Iterator<Item = &[u8]>> {
-        let DistinctTerms {
+    pub(crate) fn add(&mut self, text: &str, sign: i64) -> bool {
+        let TermCounts {
+            tokens,
+            stems,
+            changes,
+            document,
             lower,
             word,
-            stems,
-            ranges,
         } = self;
-        stems.clear();
-        ranges.clear();
+        document.clear();
         let known = for_each_token(text, |token| {
-            stem_written(token, lower, word);
-            ranges.push((stems.len(), stems.len() + word.len()));
-            stems.extend_from_slice(word);
+            let index = match tokens.get(token) {
+                Some(&index) => index,
+                None => {
+                    stem_written(token, lower, word);
+                    let index = match stems.get(word.as_slice()) {
+                        Some(&index) => index,
+                        None => {
+                            let index = changes.len() as u32;
+                            changes.push((word.clone(), 0));
+                            stems.insert(word.clone(), index);
+                            index
+                        }
+                    };
+                    tokens.insert(token.to_vec(), index);
+                    index
+                }
+            };
+            document.push(index);
         });
         if !known {
-            return None;
+            return false;
         }
-        let stems = &self.stems;
-        self.ranges
-            .sort_unstable_by(|a, b| stems[a.0..a.1].cmp(&stems[b.0..b.1]));
-        self.ranges
-            .dedup_by(|a, b| stems[a.0..a.1] == stems[b.0..b.1]);
-        Some(self.ranges.iter().map(|&(start, end)| &stems[start..end]))
+        document.sort_unstable();
+        document.dedup();
+        for &index in document.iter() {
+            changes[index as usize].1 += sign;
+        }
+        true
+    }
+
+    /// Each stem counted and the change of its count (zero when the texts' changes cancel).
+    pub(crate) fn changes(self) -> impl Iterator<Item = (Vec<u8>, i64)> {
+        self.changes.into_iter()
     }
 }
 

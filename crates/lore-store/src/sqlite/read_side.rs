@@ -60,13 +60,11 @@ pub const SEARCH_TERMS_MISMATCH: &str = "SELECT \
 /// The documents that match a phrase of several tokens.
 pub const SEARCH_PHRASE_DOCUMENTS: &str =
     "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1";
-/// The indexed text of the queued documents (`count_search_terms`): the old text of those that were
-/// indexed, and the text now of those that exist. The queue leads: it holds a transaction's
+/// The queued documents (`count_search_terms`): whether each was indexed, the old text it was
+/// indexed with, and its text now (NULL once deleted). The queue leads: it holds a transaction's
 /// documents, a few hundred at most, where `search_docs` holds every one.
-pub const SEARCH_PENDING_OLD_TEXTS: &str =
-    "SELECT body FROM search_pending WHERE scope IS NOT NULL";
-pub const SEARCH_PENDING_NEW_TEXTS: &str =
-    "SELECT d.body FROM search_pending AS p CROSS JOIN search_docs AS d ON d.doc = p.doc";
+pub const SEARCH_PENDING_TEXTS: &str = "SELECT p.scope IS NOT NULL, p.body, d.body \
+     FROM search_pending AS p LEFT JOIN search_docs AS d ON d.doc = p.doc";
 /// FTS5's own rank of the matches in a rowid range, for candidates `ranking` cannot tokenize.
 pub const SEARCH_RANKS_IN_RANGE: &str = "SELECT rowid, bm25(search_fts, 0.0, 1.0) FROM search_fts \
      WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3";
@@ -442,8 +440,8 @@ pub fn hot_queries() -> Vec<(&'static str, String, &'static str)> {
         ),
         ("search: candidates", SEARCH_CANDIDATES.into(), "VIRTUAL TABLE INDEX"),
         (
-            "search terms: the queued documents' text now",
-            SEARCH_PENDING_NEW_TEXTS.into(),
+            "search terms: the queued documents' texts",
+            SEARCH_PENDING_TEXTS.into(),
             "SEARCH d USING INTEGER PRIMARY KEY",
         ),
         (
