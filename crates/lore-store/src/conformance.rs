@@ -1495,6 +1495,41 @@ fn sample_note(id: &str, meeting: &str) -> Note {
 }
 
 /// A transcript segment of `meeting` starting at `start_ms`.
+/// The turns of the AMI meeting transcripts in `../shared/data`, in file order, at most `limit`.
+/// That folder is not part of the repository: none (and a message) when it is absent.
+pub fn transcript_lines(limit: usize) -> Vec<String> {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/qmsum-ami");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("skipped the transcripts: {} not found", dir.display());
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "json")
+        })
+        .collect();
+    paths.sort();
+    let mut lines = Vec::new();
+    for path in paths {
+        let meeting: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for turn in meeting["meeting_transcripts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if lines.len() == limit {
+                return lines;
+            }
+            lines.push(turn["content"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    lines
+}
+
 pub fn sample_segment(meeting: &str, id: &str, start_ms: i64, text: &str) -> Segment {
     Segment {
         meeting: meeting.into(),

@@ -1022,41 +1022,6 @@ fn segments_documents_are_written_and_removed_by_the_store() {
     );
 }
 
-/// Lines of the AMI meeting transcripts in `../shared/data` (not part of the repository: none when
-/// the folder is absent), at most `limit`.
-fn transcript_lines(limit: usize) -> Vec<String> {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/qmsum-ami");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("skipped the transcripts: {} not found", dir.display());
-        return Vec::new();
-    };
-    let mut paths: Vec<_> = entries
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "json")
-        })
-        .collect();
-    paths.sort();
-    let mut lines = Vec::new();
-    for path in paths {
-        let meeting: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        for turn in meeting["meeting_transcripts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            if lines.len() == limit {
-                return lines;
-            }
-            lines.push(turn["content"].as_str().unwrap_or_default().to_string());
-        }
-    }
-    lines
-}
-
 /// A search's candidates are ranked by FTS5's own `bm25(search_fts, 0.0, 1.0)`, whether the store
 /// computes it outside FTS5 (words and phrases of text it can tokenize) or FTS5 does (prefixes,
 /// text it cannot tokenize): for every query, the candidates and their ranks are those of the
@@ -1081,7 +1046,7 @@ fn search_ranks_are_fts5s_bm25() {
     .iter()
     .map(|line| line.to_string())
     .collect();
-    lines.extend(transcript_lines(3000));
+    lines.extend(conformance::transcript_lines(3000));
     for owner in ["alice", "bob"] {
         for (number, chunk) in lines.chunks(lines.len().div_ceil(6)).enumerate() {
             let meeting = format!("m{number}");

@@ -825,7 +825,6 @@ fn flush_search(connection: &Connection) -> StoreResult<()> {
 /// is tokenized by FTS5 itself, in a scratch index of the connection's temporary schema.
 fn count_search_terms(connection: &Connection) -> StoreResult<()> {
     let mut terms = ranking::TermCounts::default();
-    let mut deltas: std::collections::HashMap<Vec<u8>, i64> = Default::default();
     let mut others: [Vec<String>; 2] = Default::default();
     {
         let mut statement = connection
@@ -859,7 +858,6 @@ fn count_search_terms(connection: &Connection) -> StoreResult<()> {
             }
         }
     }
-    deltas.extend(terms.changes());
     for (texts, sign) in others.iter().zip([-1, 1]) {
         if texts.is_empty() {
             continue;
@@ -891,8 +889,7 @@ fn count_search_terms(connection: &Connection) -> StoreResult<()> {
             let mut rows = counts.query([]).map_err(backend)?;
             while let Some(row) = rows.next().map_err(backend)? {
                 let term: String = row.get(0).map_err(backend)?;
-                let docs: i64 = row.get(1).map_err(backend)?;
-                *deltas.entry(term.into_bytes()).or_default() += sign * docs;
+                terms.add_counted(&term, row.get(1).map_err(backend)?, sign);
             }
         }
         connection
@@ -915,7 +912,7 @@ fn count_search_terms(connection: &Connection) -> StoreResult<()> {
     let mut remove_last = connection
         .prepare_cached("DELETE FROM search_terms WHERE term = ?1")
         .map_err(backend)?;
-    for (term, delta) in deltas {
+    for (term, delta) in terms.changes() {
         let term = String::from_utf8(term)
             .map_err(|_| StoreError::Backend("a search term is not UTF-8".into()))?;
         match delta {
@@ -939,6 +936,13 @@ fn count_search_terms(connection: &Connection) -> StoreResult<()> {
         }
     }
     Ok(())
+}
+
+/// The two counts of one row (the integrity checks' mismatches: one way, the other way).
+fn two_counts(connection: &Connection, sql: &str) -> StoreResult<(i64, i64)> {
+    connection
+        .query_row(sql, [], |row| Ok((row.get(0)?, row.get(1)?)))
+        .map_err(backend)
 }
 
 /// Per-connection settings for speed: every hot statement stays prepared (the engine runs a few
@@ -968,13 +972,6 @@ fn tune(connection: &Connection) -> StoreResult<()> {
     connection
         .execute_batch(
             "PRAGMA cache_size = -65536; PRAGMA mmap_size = 2147418112; PRAGMA temp_store = MEMORY;",
-        )
-        .map_err(backend)?;
-    // The search index's vocabulary by column, for bm25's document counts (`ranking.rs`); a table
-    // of the connection's own temporary schema, so a read-only connection has it too.
-    connection
-        .execute_batch(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(main, search_fts, col)",
         )
         .map_err(backend)
 }
@@ -1165,11 +1162,7 @@ impl Store for SqliteStore {
             problems.push(violation.map_err(backend)?);
         }
         // The name keys must be the distinct keys of the names (schema_v7.sql's triggers keep them).
-        let (missing, extra): (i64, i64) = connection
-            .query_row(read_side::ALIAS_KEYS_MISMATCH, [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .map_err(backend)?;
+        let (missing, extra) = two_counts(&connection, read_side::ALIAS_KEYS_MISMATCH)?;
         if missing + extra > 0 {
             problems.push(format!(
                 "entity name keys: {missing} missing, {extra} without a name"
@@ -1183,21 +1176,16 @@ impl Store for SqliteStore {
         ) {
             problems.push(format!("search index: {error}"));
         }
-        let (unindexed, stale): (i64, i64) = connection
-            .query_row(read_side::SEARCH_INDEX_MISMATCH, [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .map_err(backend)?;
+        let (unindexed, stale) = two_counts(&connection, read_side::SEARCH_INDEX_MISMATCH)?;
         if unindexed + stale > 0 {
             problems.push(format!(
                 "search index: {unindexed} documents not indexed, {stale} indexed documents that no longer exist"
             ));
         }
-        let (missing, wrong): (i64, i64) = connection
-            .query_row(read_side::SEARCH_TERMS_MISMATCH, [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
+        connection
+            .execute_batch(read_side::SEARCH_VOCABULARY)
             .map_err(backend)?;
+        let (missing, wrong) = two_counts(&connection, read_side::SEARCH_TERMS_MISMATCH)?;
         if missing + wrong > 0 {
             problems.push(format!(
                 "search term counts: {missing} of the index's terms missing or miscounted, {wrong} counts the index does not have"

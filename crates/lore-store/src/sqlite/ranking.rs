@@ -316,7 +316,6 @@ pub(crate) fn stem(token: &[u8], word: &mut Vec<u8>) {
 /// groups' terms are kept, each as its stemmed tokens.
 #[derive(Debug)]
 pub(crate) struct Phrases {
-    pub(crate) phrases: Vec<Vec<Vec<u8>>>,
     /// The phrases' distinct stems, and each phrase as indexes into them.
     stems: Vec<Vec<u8>>,
     shapes: Vec<Vec<u32>>,
@@ -381,11 +380,23 @@ impl Phrases {
             })
             .collect();
         Some(Phrases {
-            phrases,
             stems,
             shapes,
             first_letters,
             scratch: Default::default(),
+        })
+    }
+
+    /// How many phrases the query has.
+    pub(crate) fn len(&self) -> usize {
+        self.shapes.len()
+    }
+
+    /// Each phrase's only stem, `None` for a phrase of several tokens.
+    pub(crate) fn single_stems(&self) -> impl Iterator<Item = Option<&[u8]>> {
+        self.shapes.iter().map(|shape| match shape.as_slice() {
+            [one] => Some(self.stems[*one as usize].as_slice()),
+            _ => None,
         })
     }
 
@@ -489,6 +500,21 @@ impl TermCounts {
             changes[index as usize].1 += sign;
         }
         true
+    }
+
+    /// Counts `documents` texts (`sign` as in `add`) as holding `stem`: FTS5's count for text this
+    /// module cannot tokenize.
+    pub(crate) fn add_counted(&mut self, stem: &str, documents: i64, sign: i64) {
+        let index = match self.stems.get(stem.as_bytes()) {
+            Some(&index) => index,
+            None => {
+                let index = self.changes.len() as u32;
+                self.changes.push((stem.as_bytes().to_vec(), 0));
+                self.stems.insert(stem.as_bytes().to_vec(), index);
+                index
+            }
+        };
+        self.changes[index as usize].1 += sign * documents;
     }
 
     /// Each stem counted and the change of its count (zero when the texts' changes cancel).
@@ -604,33 +630,11 @@ mod tests {
     /// Words of the AMI meeting transcripts in `../shared/data` (not part of the repository: none
     /// when the folder is absent).
     fn transcript_words() -> Vec<String> {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/qmsum-ami");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            println!("skipped the transcripts: {} not found", dir.display());
-            return Vec::new();
-        };
         let mut words = std::collections::BTreeSet::new();
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|extension| extension != "json") {
-                continue;
-            }
-            let text = std::fs::read_to_string(path).unwrap();
-            let meeting: serde_json::Value = serde_json::from_str(&text).unwrap();
-            for turn in meeting["meeting_transcripts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                for word in turn["content"]
-                    .as_str()
-                    .unwrap_or("")
-                    .split(|c: char| !c.is_ascii_alphanumeric())
-                {
-                    if !word.is_empty() {
-                        words.insert(word.to_string());
-                    }
+        for line in crate::conformance::transcript_lines(usize::MAX) {
+            for word in line.split(|c: char| !c.is_ascii_alphanumeric()) {
+                if !word.is_empty() {
+                    words.insert(word.to_string());
                 }
             }
         }

@@ -50,13 +50,17 @@ pub const SEARCH_NEWEST_TEXTS: &str =
 pub const SEARCH_TOTALS: &str = "SELECT block FROM search_fts_data WHERE id = 1";
 /// The documents whose body holds a token (schema_v13.sql).
 pub const SEARCH_TOKEN_DOCUMENTS: &str = "SELECT docs FROM search_terms WHERE term = ?1";
-/// The index's terms (its vocabulary, the connection's `temp.search_vocab`, see `tune`) that
+/// The index's terms (its vocabulary, `SEARCH_VOCABULARY`) that
 /// `search_terms` lacks or counts otherwise, and the counts of terms the index does not hold.
 pub const SEARCH_TERMS_MISMATCH: &str = "SELECT \
      (SELECT count(*) FROM (SELECT term, doc FROM temp.search_vocab WHERE col = 'body' AND doc > 0 \
                             EXCEPT SELECT term, docs FROM search_terms)), \
      (SELECT count(*) FROM (SELECT term, docs FROM search_terms \
                             EXCEPT SELECT term, doc FROM temp.search_vocab WHERE col = 'body'))";
+/// The index's vocabulary by column, in the connection's temporary schema (so a read-only
+/// connection can have it too), for `SEARCH_TERMS_MISMATCH`.
+pub const SEARCH_VOCABULARY: &str =
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(main, search_fts, col)";
 /// The documents that match a phrase of several tokens.
 pub const SEARCH_PHRASE_DOCUMENTS: &str =
     "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1";
@@ -585,15 +589,17 @@ impl SqliteTx<'_> {
         if limit == 0 {
             return Ok(Some(Vec::new()));
         }
-        let Some(phrases) = ranking::Phrases::of(query) else {
+        let ranked = match ranking::Phrases::of(query) {
+            Some(phrases) => self
+                .search_statistics(query, &phrases)?
+                .map(|statistics| (phrases, statistics)),
+            None => None,
+        };
+        let Some((phrases, statistics)) = ranked else {
             return self
                 .newest_matches(SEARCH_NEWEST_MATCHES, query, kind, limit, |row| row.get(7));
         };
-        let Some(statistics) = self.search_statistics(query, &phrases)? else {
-            return self
-                .newest_matches(SEARCH_NEWEST_MATCHES, query, kind, limit, |row| row.get(7));
-        };
-        let mut frequencies = Vec::with_capacity(phrases.phrases.len());
+        let mut frequencies = Vec::with_capacity(phrases.len());
         let mut untokenized = Vec::new();
         let found = self.newest_matches(SEARCH_NEWEST_TEXTS, query, kind, limit, |row| {
             let text = |index| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
@@ -647,10 +653,10 @@ impl SqliteTx<'_> {
         let Some((rows, tokens)) = record.as_deref().and_then(ranking::totals) else {
             return Ok(None);
         };
-        let mut matching = Vec::with_capacity(phrases.phrases.len());
-        for (term, tokens) in query.required.iter().flatten().zip(&phrases.phrases) {
-            let count: i64 = match tokens.as_slice() {
-                [token] => self
+        let mut matching = Vec::with_capacity(phrases.len());
+        for (term, stem) in query.required.iter().flatten().zip(phrases.single_stems()) {
+            let count: i64 = match stem {
+                Some(token) => self
                     .connection
                     .prepare_cached(SEARCH_TOKEN_DOCUMENTS)
                     .and_then(|mut statement| {
@@ -660,7 +666,7 @@ impl SqliteTx<'_> {
                     })
                     .map_err(fail)?
                     .unwrap_or(0),
-                _ => self
+                None => self
                     .connection
                     .prepare_cached(SEARCH_PHRASE_DOCUMENTS)
                     .and_then(|mut statement| {
