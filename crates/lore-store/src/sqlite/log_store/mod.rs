@@ -160,6 +160,8 @@ pub struct LogStore {
     operations: std::sync::atomic::AtomicU64,
     /// The fewest operations since the last compaction that start one (`COMPACT_MIN_OPS`).
     compact_min_ops: u64,
+    /// The last write's buffers, for the next (`EntryBuffers`).
+    buffers: Mutex<EntryBuffers>,
 }
 
 /// The owner's version in the connection's current transaction (0 before its first write).
@@ -175,16 +177,64 @@ fn owner_version(connection: &Connection, owner: &str) -> StoreResult<i64> {
         .map_err(backend)
 }
 
-fn encode_entry(bytes: &[u8]) -> Vec<u8> {
+/// Encodes a log entry into `entry` (emptied first; its memory is reused): a format byte, then the
+/// operations as they are, or compressed after their size (LZ4's size-prepended block format).
+fn encode_entry(bytes: &[u8], entry: &mut Vec<u8>) -> StoreResult<()> {
+    entry.clear();
     if bytes.len() <= COMPRESS_ABOVE {
-        let mut entry = Vec::with_capacity(bytes.len() + 1);
         entry.push(ENTRY_PLAIN);
         entry.extend_from_slice(bytes);
-        return entry;
+        return Ok(());
     }
-    let mut entry = vec![ENTRY_LZ4];
-    entry.extend(lz4_flex::compress_prepend_size(bytes));
-    entry
+    let size = u32::try_from(bytes.len()).map_err(|_| {
+        StoreError::Backend(format!(
+            "a knowledge log entry of {} bytes is too large",
+            bytes.len()
+        ))
+    })?;
+    entry.push(ENTRY_LZ4);
+    entry.extend_from_slice(&size.to_le_bytes());
+    let start = entry.len();
+    entry.resize(
+        start + lz4_flex::block::get_maximum_output_size(bytes.len()),
+        0,
+    );
+    let written = lz4_flex::block::compress_into(bytes, &mut entry[start..])
+        .map_err(|error| StoreError::Backend(format!("compressing a log entry: {error}")))?;
+    entry.truncate(start + written);
+    Ok(())
+}
+
+/// Memory a write's log entry is built in, kept from one write to the next: a bulk ingest's entry
+/// runs to megabytes, and growing fresh buffers for it in every write cost copies and page faults
+/// (the kernel zeroing new pages), 7 % of the ingest's writer (BENCHMARKS.md, twenty-seventh round).
+#[derive(Default)]
+struct EntryBuffers {
+    /// The operations (`Journal::log`).
+    ops: Vec<u8>,
+    /// The entry as stored (`encode_entry`).
+    entry: Vec<u8>,
+    /// The inverses (`Journal::undo`).
+    undo: Vec<Undo>,
+}
+
+/// Buffers larger than this are not kept for the next write.
+const KEEP_BUFFER_BYTES: usize = 64 << 20;
+
+impl EntryBuffers {
+    /// Keeps what a write used unless it grew past `KEEP_BUFFER_BYTES`.
+    fn keep(&mut self, ops: Vec<u8>, entry: Vec<u8>, mut undo: Vec<Undo>) {
+        if ops.capacity() <= KEEP_BUFFER_BYTES {
+            self.ops = ops;
+        }
+        if entry.capacity() <= KEEP_BUFFER_BYTES {
+            self.entry = entry;
+        }
+        if undo.capacity() * std::mem::size_of::<Undo>() <= KEEP_BUFFER_BYTES {
+            undo.clear();
+            self.undo = undo;
+        }
+    }
 }
 
 fn decode_entry(owner: &str, seq: i64, entry: &[u8]) -> StoreResult<Vec<Op>> {
@@ -277,11 +327,12 @@ fn append_entry(
     seq: i64,
     base: bool,
     ops: &[u8],
+    entry: &mut Vec<u8>,
 ) -> StoreResult<u64> {
-    let entry = encode_entry(ops);
+    encode_entry(ops, entry)?;
     connection
         .prepare_cached("INSERT INTO knowledge_log (owner, seq, base, ops) VALUES (?1, ?2, ?3, ?4)")
-        .and_then(|mut statement| statement.execute(params![owner, seq, base, entry]))
+        .and_then(|mut statement| statement.execute(params![owner, seq, base, &entry[..]]))
         .map_err(backend)?;
     Ok(entry.len() as u64)
 }
@@ -447,6 +498,7 @@ impl LogStore {
             graphs,
             operations: Default::default(),
             compact_min_ops: COMPACT_MIN_OPS,
+            buffers: Mutex::default(),
         })
     }
 
@@ -460,6 +512,7 @@ impl LogStore {
             graphs: None,
             operations: Default::default(),
             compact_min_ops: COMPACT_MIN_OPS,
+            buffers: Mutex::default(),
         })
     }
 
@@ -548,7 +601,8 @@ fn write_compacted(
     // Each row is encoded as it is produced, into one buffer every chunk reuses: holding a chunk's
     // rows before encoding them, and growing a fresh buffer per chunk, was most of a compaction's
     // time (copies and the page faults of new memory).
-    let mut chunk = codec::Writer::default();
+    let mut chunk = codec::Writer::for_ops(Vec::new());
+    let mut entry = Vec::new();
     chunk.put(&Op::Reset);
     let mut count = 1;
     let mut rows = state.knowledge.rows().peekable();
@@ -556,9 +610,15 @@ fn write_compacted(
         let done = rows.peek().is_none();
         if count >= COMPACT_CHUNK_OPS || (done && count > 0) {
             seq += 1;
-            let entry = tables::with_count(count, &chunk.bytes);
-            bytes += append_entry(connection, owner, seq, true, &entry)?;
-            chunk.bytes.clear();
+            bytes += append_entry(
+                connection,
+                owner,
+                seq,
+                true,
+                chunk.counted(count),
+                &mut entry,
+            )?;
+            chunk.restart_ops();
             count = 0;
         }
         match rows.next() {
@@ -718,12 +778,16 @@ impl Store for LogStore {
         sync(&mut state, &transaction, owner)?;
         let changes_before = transaction.total_changes();
         let mut panicked = false;
+        let mut buffers = std::mem::take(&mut *self.buffers.lock().map_err(poisoned)?);
         let (outcome, journal) = {
             let mut tx = LogTx {
                 sql_tx: SqliteTx::plain(&transaction, owner),
                 snapshot: tx::Snapshot::Open,
                 state: StateRef::Write(&mut state),
-                journal: Journal::default(),
+                journal: Journal::reusing(
+                    std::mem::take(&mut buffers.ops),
+                    std::mem::take(&mut buffers.undo),
+                ),
                 graphs: None,
                 last_page: None,
             };
@@ -746,15 +810,16 @@ impl Store for LogStore {
             (outcome, tx.journal)
         };
         let Journal {
-            log,
+            mut log,
             logged,
             undo: changes,
         } = journal;
+        let mut entry = std::mem::take(&mut buffers.entry);
         let committed = outcome.and_then(|()| {
             let mut bytes = 0;
             if logged > 0 {
-                let ops = tables::with_count(logged, &log.bytes);
-                bytes = append_entry(&transaction, owner, state.seq + 1, false, &ops)?;
+                let ops = log.counted(logged);
+                bytes = append_entry(&transaction, owner, state.seq + 1, false, ops, &mut entry)?;
             }
             let changed = transaction.total_changes() != changes_before;
             if changed {
@@ -778,6 +843,9 @@ impl Store for LogStore {
                 }
                 if let Some(checkpointer) = &self.sql.checkpointer {
                     checkpointer.committed();
+                }
+                if let Ok(mut kept) = self.buffers.lock() {
+                    kept.keep(log.bytes, entry, changes);
                 }
                 if state.log_ops > self.compact_min_ops
                     && state.log_ops > COMPACT_FACTOR * state.knowledge.rows as u64
@@ -1049,4 +1117,32 @@ fn log_problems(
         "{owner}: the knowledge log replays to other rows than memory holds \
          ({missing} rows missing from it, {extra} more in it)"
     )])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries are encoded into a reused buffer, in the format every earlier build wrote: a plain
+    /// entry as it is, a larger one as LZ4's size-prepended block (what `compress_prepend_size`
+    /// gives), so logs written before and after read back alike.
+    #[test]
+    fn entries_keep_their_format_in_a_reused_buffer() {
+        let mut entry = vec![7; 100_000];
+        let small: Vec<u8> = (0..COMPRESS_ABOVE as u32)
+            .map(|n| (n % 251) as u8)
+            .collect();
+        let large: Vec<u8> = (0..200_000u32).map(|n| (n % 7 + n / 1000) as u8).collect();
+        for bytes in [&small, &large, &small] {
+            encode_entry(bytes, &mut entry).unwrap();
+            let expected = if bytes.len() <= COMPRESS_ABOVE {
+                [vec![ENTRY_PLAIN], bytes.to_vec()].concat()
+            } else {
+                [vec![ENTRY_LZ4], lz4_flex::compress_prepend_size(bytes)].concat()
+            };
+            assert_eq!(entry, expected);
+        }
+        encode_entry(&large, &mut entry).unwrap();
+        assert!(entry.len() < large.len() / 4);
+    }
 }

@@ -1108,12 +1108,35 @@ pub(crate) fn encode_ops(ops: &[Op]) -> Vec<u8> {
     writer.bytes
 }
 
-/// An entry of `count` operations already encoded one after another: what `encode_ops` writes.
-pub(crate) fn with_count(count: usize, encoded: &[u8]) -> Vec<u8> {
-    let mut writer = Writer::default();
-    writer.put(&(count as i64));
-    writer.bytes.extend_from_slice(encoded);
-    writer.bytes
+/// Room a writer of operations keeps at its front for their count: the longest variable-length
+/// number a count can take.
+const COUNT_ROOM: usize = 10;
+
+impl Writer {
+    /// An empty writer of operations over `bytes`, whose memory (kept from an earlier write) it
+    /// reuses, with room at the front for their count (`counted`).
+    pub(crate) fn for_ops(mut bytes: Vec<u8>) -> Writer {
+        bytes.clear();
+        bytes.resize(COUNT_ROOM, 0);
+        Writer { bytes }
+    }
+
+    /// Forgets the operations written, keeping the room for their count.
+    pub(crate) fn restart_ops(&mut self) {
+        self.bytes.truncate(COUNT_ROOM);
+    }
+
+    /// The `count` operations written since `for_ops` (or `restart_ops`), led by their count: what
+    /// `encode_ops` writes, without copying the operations.
+    pub(crate) fn counted(&mut self, count: usize) -> &[u8] {
+        let mut head = Writer {
+            bytes: Vec::with_capacity(COUNT_ROOM),
+        };
+        head.put(&(count as i64));
+        let start = COUNT_ROOM - head.bytes.len();
+        self.bytes[start..COUNT_ROOM].copy_from_slice(&head.bytes);
+        &self.bytes[start..]
+    }
 }
 
 /// Reads back what `encode_ops` wrote.
@@ -1194,5 +1217,24 @@ mod tests {
         ];
         assert_eq!(decode_ops(&encode_ops(&ops)).unwrap(), ops);
         assert!(decode_ops(&[1, 9, 9]).is_err());
+    }
+
+    /// A write's operations are counted in place (`Writer::counted`) in a buffer the next write
+    /// reuses: each time the bytes are what `encode_ops` writes, for counts of one- and two-byte
+    /// lengths and after a longer write left more in the buffer.
+    #[test]
+    fn operations_counted_in_place_are_what_encode_ops_writes() {
+        let mut writer = Writer::for_ops(vec![0xAA; 3]);
+        for count in [200, 1, 64, 0, 3] {
+            let ops: Vec<Op> = (0..count)
+                .map(|n| Op::Put(Row::Alias(alias("e1", &format!("name {n}"), "m1"))))
+                .collect();
+            for op in &ops {
+                writer.put(op);
+            }
+            assert_eq!(writer.counted(ops.len()), encode_ops(&ops).as_slice());
+            assert_eq!(decode_ops(writer.counted(ops.len())).unwrap(), ops);
+            writer.restart_ops();
+        }
     }
 }

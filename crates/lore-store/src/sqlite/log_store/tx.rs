@@ -21,14 +21,31 @@ use crate::sqlite::SqliteTx;
 use crate::{StoreError, StoreResult, Tx};
 
 /// What a write changed, kept until it commits or rolls back.
-#[derive(Default)]
 pub(crate) struct Journal {
-    /// The operations to append to the log, encoded.
+    /// The operations to append to the log, encoded (`Writer::for_ops`).
     pub(crate) log: Writer,
     /// How many operations `log` holds.
     pub(crate) logged: usize,
     /// What undoes each change, in the order the changes were made.
     pub(crate) undo: Vec<Undo>,
+}
+
+impl Journal {
+    /// An empty journal in the memory of an earlier one (`log`, `undo`: emptied here).
+    pub(crate) fn reusing(log: Vec<u8>, mut undo: Vec<Undo>) -> Journal {
+        undo.clear();
+        Journal {
+            log: Writer::for_ops(log),
+            logged: 0,
+            undo,
+        }
+    }
+}
+
+impl Default for Journal {
+    fn default() -> Journal {
+        Journal::reusing(Vec::new(), Vec::new())
+    }
 }
 
 /// The inverse of one change to the owner's memory.
