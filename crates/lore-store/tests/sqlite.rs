@@ -26,10 +26,10 @@ fn migrations_are_versioned_and_reopening_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     drop(store);
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
@@ -51,7 +51,7 @@ fn a_version_1_database_gains_owner_versions_and_writes_bump_them() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     let version = |owner: &str| -> Option<i64> {
         let raw = rusqlite::Connection::open(&path).unwrap();
         raw.query_row(
@@ -133,7 +133,7 @@ fn a_version_2_database_indexes_its_revisions_by_the_meetings_they_name() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     store
         .write("alice", &mut |tx| {
             tx.insert_revision(&revision("r3", "m1", 2))?;
@@ -187,7 +187,7 @@ fn a_version_5_database_keeps_entities_in_revisions_without_derived_fields() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r1", 1);
     assert_upgraded_without_derived_entity_fields(&store, "alice", "r2", 60);
 }
@@ -581,7 +581,7 @@ fn a_version_6_database_gains_name_keys_and_claims_by_predicate_without_status()
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     assert!(store.integrity_problems().unwrap().is_empty());
     store
         .read("alice", &mut |tx| {
@@ -651,7 +651,7 @@ fn a_version_7_database_gains_the_queue_triggers_and_partial_claim_indexes() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     store
         .write("alice", &mut |tx| {
             for name in ["Beatrix Quill", "Gwendolyn Marsh"] {
@@ -843,7 +843,7 @@ fn a_version_10_database_gets_the_index_without_text() {
     drop(raw);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 13);
+    assert_eq!(store.schema_version().unwrap(), 14);
     assert!(store.integrity_problems().unwrap().is_empty());
     assert_eq!(
         found(&store, "runbooks"),
@@ -1168,6 +1168,101 @@ fn a_wrong_term_count_is_reported_not_fatal() {
     store
         .write("alice", &mut |tx| tx.delete_meeting("m1"))
         .unwrap();
+    // The deletion is deferred (schema_v14.sql) until the store closes.
+    assert_eq!(counts("quarterli"), [1]);
+    drop(store);
     assert!(counts("quarterli").is_empty());
+    let store = SqliteStore::open(&path).unwrap();
+    assert!(store.integrity_problems().unwrap().is_empty());
+}
+
+/// A deleted document leaves the index later (schema_v14.sql): no search finds it meanwhile, the
+/// integrity check holds the deferred rows to the index, a new document that takes a deferred one's
+/// rowid makes the writer apply the deletions first, enough deferring commits make it apply them
+/// too, and a store that closes leaves none.
+#[test]
+fn deleted_documents_leave_the_index_later_and_are_never_found() {
+    use lore_store::conformance::sample_meeting;
+    let transcript = |meeting: &str, word: &str| -> Vec<lore_core::model::Segment> {
+        (0..5)
+            .map(|n| {
+                lore_store::conformance::sample_segment(
+                    meeting,
+                    &format!("s{n}"),
+                    n,
+                    &format!("the {word} notes, part {n}"),
+                )
+            })
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    let deferred = || -> i64 {
+        raw_rows(&path, "SELECT count(*) FROM search_deferred", [], |row| {
+            row.get(0)
+        })[0]
+    };
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_segments(&transcript("m1", "kickoff"))
+        })
+        .unwrap();
+    let indexed = raw_rows(&path, "SELECT max(doc) FROM search_docs", [], |row| {
+        row.get::<_, i64>(0)
+    })[0];
+    store
+        .write("alice", &mut |tx| tx.delete_meeting("m1"))
+        .unwrap();
+    assert!(deferred() > 0);
+    assert!(found(&store, "kickoff").is_empty());
+    assert!(store.integrity_problems().unwrap().is_empty());
+
+    // The next meeting's documents take the deleted ones' rowids.
+    store
+        .write("alice", &mut |tx| {
+            tx.insert_meeting(&sample_meeting("m2"))?;
+            tx.insert_segments(&transcript("m2", "retrospective"))
+        })
+        .unwrap();
+    let reused = raw_rows(&path, "SELECT min(doc) FROM search_docs", [], |row| {
+        row.get::<_, i64>(0)
+    })[0];
+    assert!(reused <= indexed, "a rowid was reused");
+    assert_eq!(deferred(), 0);
+    assert!(found(&store, "kickoff").is_empty());
+    assert!(!found(&store, "retrospective").is_empty());
+    assert!(store.integrity_problems().unwrap().is_empty());
+
+    // Deleting commits in a row: the deletions wait, then a commit applies them.
+    store
+        .write("alice", &mut |tx| {
+            for n in 0..70 {
+                let id = format!("n{n}");
+                tx.insert_meeting(&sample_meeting(&id))?;
+                tx.insert_segments(&transcript(&id, "standup"))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut counts = Vec::new();
+    for n in 0..70 {
+        store
+            .write("alice", &mut |tx| tx.delete_meeting(&format!("n{n}")))
+            .unwrap();
+        counts.push(deferred());
+    }
+    assert!(counts[0] > 0);
+    assert!(
+        counts.windows(2).any(|pair| pair[1] < pair[0]),
+        "applied before the end: {counts:?}"
+    );
+    assert!(*counts.iter().max().unwrap() <= 64 * 5, "{counts:?}");
+    assert!(found(&store, "standup").is_empty());
+    assert!(store.integrity_problems().unwrap().is_empty());
+    drop(store);
+    assert_eq!(deferred(), 0, "a closed store leaves no deferred deletion");
+    let store = SqliteStore::open(&path).unwrap();
     assert!(store.integrity_problems().unwrap().is_empty());
 }

@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_v11.sql"),
     include_str!("schema_v12.sql"),
     include_str!("schema_v13.sql"),
+    include_str!("schema_v14.sql"),
 ];
 
 /// Revisions from which the one-time upgrades that rewrite every revision say what they are doing.
@@ -64,6 +65,8 @@ pub struct SqliteStore {
     blob_dir: PathBuf,
     /// Statements run by write transactions (`Store::write_statements`).
     write_statements: std::sync::atomic::AtomicU64,
+    /// The writer's commits that left deletions from the full-text index deferred.
+    deferred: Arc<DeferredDeletions>,
 }
 
 /// Copies the write-ahead log into the database file on a thread of its own, so that a commit never
@@ -132,7 +135,7 @@ const TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 const TRUNCATE_WAIT_AT_DROP: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Checkpointer {
-    fn start(path: &Path) -> StoreResult<Checkpointer> {
+    fn start(path: &Path, deferred: Arc<DeferredDeletions>) -> StoreResult<Checkpointer> {
         let connection = Connection::open(path).map_err(backend)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
         let (wake, wakes) = std::sync::mpsc::sync_channel::<()>(1);
@@ -172,7 +175,7 @@ impl Checkpointer {
                             // Commits counted before the merge starts are the ones it covers.
                             let commits =
                                 progress.commits.load(std::sync::atomic::Ordering::SeqCst);
-                            pending_merge = merge_search_index(&connection, &wakes);
+                            pending_merge = merge_search_index(&connection, &wakes, &deferred);
                             if !pending_merge {
                                 progress.settled_after(commits);
                             }
@@ -224,15 +227,50 @@ const IDLE_BEFORE_MERGE: std::time::Duration = std::time::Duration::from_millis(
 /// background merge rewrites the level without them (FTS5's `deletemerge`, its default).
 const DELETE_MERGE_PERCENT: i64 = 10;
 
-/// Merges the full-text index in small steps while no write commits (schema_v10.sql: writers merge
-/// only when eight segments pile up on a level; here two are enough), and rewrites levels that
-/// deletions have marked enough (schema_v11.sql: writers never do; `deletemerge` is on only inside
-/// this thread's steps, and off again when each commits). Returns whether work is left, because a
-/// write came (`woken` holds its notice, which the caller then reads) or the database was busy. Each
-/// step is a write transaction of its own, so a writer waits for one step at most.
-fn merge_search_index(connection: &Connection, woken: &std::sync::mpsc::Receiver<()>) -> bool {
+/// Applies the deferred deletions (schema_v14.sql) and merges the full-text index in small steps
+/// while no write commits (schema_v10.sql: writers merge only when eight segments pile up on a
+/// level; here two are enough), and rewrites levels that deletions have marked enough
+/// (schema_v11.sql: writers never do; `deletemerge` is on only inside this thread's steps, and off
+/// again when each commits). Returns whether work is left, because a write came (`woken` holds its
+/// notice, which the caller then reads) or the database was busy. Each step is a write transaction
+/// of its own, so a writer waits for one step at most.
+fn merge_search_index(
+    connection: &Connection,
+    woken: &std::sync::mpsc::Receiver<()>,
+    deferred: &DeferredDeletions,
+) -> bool {
     if connection.busy_timeout(std::time::Duration::ZERO).is_err() {
         return true;
+    }
+    // Deferred deletions first, so that the merges below drop their entries.
+    let apply = || -> StoreResult<usize> {
+        connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(backend)?;
+        let applied = apply_deferred_deletions(connection, Some(DEFERRED_STEP_DOCUMENTS))?;
+        let left = exists(connection, "SELECT EXISTS (SELECT 1 FROM search_deferred)")?;
+        connection.execute_batch("COMMIT").map_err(backend)?;
+        if !left {
+            deferred.committing(false);
+        }
+        Ok(applied)
+    };
+    loop {
+        if !matches!(woken.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)) {
+            let _ = connection.busy_timeout(BUSY_TIMEOUT);
+            return true;
+        }
+        match apply() {
+            Ok(0) => break,
+            Ok(_) => continue,
+            Err(_) => {
+                if !connection.is_autocommit() {
+                    let _ = connection.execute_batch("ROLLBACK");
+                }
+                let _ = connection.busy_timeout(BUSY_TIMEOUT);
+                return true;
+            }
+        }
     }
     let step = || -> rusqlite::Result<u64> {
         connection.execute_batch(&format!(
@@ -281,6 +319,25 @@ impl Drop for SqliteStore {
         // The thread's own checkpoint would make this one give up at once.
         let wal = checkpointer.wal.clone();
         checkpointer.stop();
+        // Deleted documents do not stay in the index past the store (a one-shot `lore delete`).
+        if let Ok(connection) = self.connection.lock() {
+            let deferred = exists(&connection, "SELECT EXISTS (SELECT 1 FROM search_deferred)");
+            let applied = deferred.and_then(|deferred| {
+                if !deferred {
+                    return Ok(());
+                }
+                connection
+                    .unchecked_transaction()
+                    .map_err(backend)
+                    .and_then(|transaction| {
+                        apply_deferred_deletions(&transaction, None)?;
+                        transaction.commit().map_err(backend)
+                    })
+            });
+            if let Err(error) = applied {
+                tracing::warn!("removing deleted documents from the search index: {error}");
+            }
+        }
         if log_bytes(&wal) > CHECKPOINT_BYTES {
             if let Ok(connection) = self.connection.lock() {
                 truncate_log(&connection, TRUNCATE_WAIT_AT_DROP);
@@ -355,7 +412,7 @@ impl SqliteStore {
             .lock()?
             .pragma_update(None, "journal_size_limit", WRITER_LOG_LIMIT_BYTES)
             .map_err(backend)?;
-        store.checkpointer = Some(Checkpointer::start(path)?);
+        store.checkpointer = Some(Checkpointer::start(path, store.deferred.clone())?);
         Ok(store)
     }
 
@@ -390,6 +447,7 @@ impl SqliteStore {
             pages: None,
             blob_dir,
             write_statements: Default::default(),
+            deferred: Arc::default(),
         })
     }
 
@@ -611,7 +669,7 @@ impl SqliteStore {
                         .and_then(|mut statement| statement.execute([owner]))
                         .map_err(backend)?;
                 }
-                flush_search(&transaction)?;
+                flush_search(&transaction, Some(&self.deferred))?;
                 transaction.commit().map_err(backend)
             } else {
                 transaction.rollback().map_err(backend)
@@ -794,43 +852,134 @@ fn chunk_shape(shapes: &[String], rows: usize) -> &str {
 /// statements, so the index is flushed once per transaction instead of after nearly every statement:
 /// the documents the index held are deleted by rowid (schema_v11.sql), then the queued documents that
 /// still exist are indexed with their text as the transaction leaves it.
-fn flush_search(connection: &Connection) -> StoreResult<()> {
-    let pending: bool = connection
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM search_pending)")
-        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-        .map_err(backend)?;
-    if !pending {
-        return Ok(());
+///
+/// Deleted documents are not in the queue: they wait in `search_deferred` (schema_v14.sql), and are
+/// taken out of the index first, all of them, when a queued document has the rowid of one (SQLite
+/// gives a new row the rowid after the largest, which may be a deleted one's) or, at a commit
+/// (`deferral`), once enough commits have left deletions deferred.
+fn flush_search(connection: &Connection, deferral: Option<&DeferredDeletions>) -> StoreResult<()> {
+    let pending = exists(connection, "SELECT EXISTS (SELECT 1 FROM search_pending)")?;
+    let due = deferral.is_some_and(DeferredDeletions::due);
+    if pending || due {
+        let reused = pending
+            && exists(
+                connection,
+                "SELECT EXISTS (SELECT 1 FROM search_pending AS p \
+                 JOIN search_deferred AS q ON q.doc = p.doc)",
+            )?;
+        if reused || due {
+            apply_deferred_deletions(connection, None)?;
+        }
     }
-    count_search_terms(connection)?;
-    for sql in [
-        "DELETE FROM search_fts WHERE rowid IN \
-         (SELECT doc FROM search_pending WHERE scope IS NOT NULL)",
-        "INSERT INTO search_fts (rowid, scope, body) \
-         SELECT d.doc, d.scope, d.body FROM search_pending AS p JOIN search_docs AS d ON d.doc = p.doc \
-         ORDER BY p.doc",
-        "DELETE FROM search_pending",
-    ] {
-        connection
-            .prepare_cached(sql)
-            .and_then(|mut statement| statement.execute([]))
-            .map_err(backend)?;
+    if pending {
+        count_search_terms(connection, read_side::SEARCH_PENDING_TEXTS, [])?;
+        for sql in [
+            "DELETE FROM search_fts WHERE rowid IN \
+             (SELECT doc FROM search_pending WHERE scope IS NOT NULL)",
+            "INSERT INTO search_fts (rowid, scope, body) \
+             SELECT d.doc, d.scope, d.body FROM search_pending AS p JOIN search_docs AS d ON d.doc = p.doc \
+             ORDER BY p.doc",
+            "DELETE FROM search_pending",
+        ] {
+            connection
+                .prepare_cached(sql)
+                .and_then(|mut statement| statement.execute([]))
+                .map_err(backend)?;
+        }
+    }
+    if let Some(deferral) = deferral {
+        deferral.committing(exists(
+            connection,
+            "SELECT EXISTS (SELECT 1 FROM search_deferred)",
+        )?);
     }
     Ok(())
 }
 
-/// Keeps `search_terms` (schema_v13.sql) with the queue before it is applied: every pending
-/// document that was indexed takes its old text's tokens out of their counts, and every pending
-/// document that exists now adds its text's. Text `ranking` tokenizes is tokenized here; other text
-/// is tokenized by FTS5 itself, in a scratch index of the connection's temporary schema.
-fn count_search_terms(connection: &Connection) -> StoreResult<()> {
+fn exists(connection: &Connection, sql: &str) -> StoreResult<bool> {
+    connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+        .map_err(backend)
+}
+
+/// How many commits in a row may leave deleted documents in the full-text index before a commit
+/// applies them (`flush_search`), when writes do not pause for the background thread to: with a
+/// meeting's hundred segments per deletion, batches of up to about 6,400 documents.
+const DEFERRED_COMMITS_MAX: u32 = 64;
+/// Deferred deletions the background thread applies per transaction (a few milliseconds).
+const DEFERRED_STEP_DOCUMENTS: usize = 2_000;
+
+/// The writer's count of its commits that left deletions deferred since they were last applied.
+#[derive(Default)]
+struct DeferredDeletions {
+    commits: std::sync::atomic::AtomicU32,
+}
+
+impl DeferredDeletions {
+    fn due(&self) -> bool {
+        self.commits.load(std::sync::atomic::Ordering::Relaxed) >= DEFERRED_COMMITS_MAX
+    }
+
+    /// A transaction about to commit leaves deletions deferred (`left`), or none.
+    fn committing(&self, left: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if left {
+            self.commits.fetch_add(1, Relaxed);
+        } else {
+            self.commits.store(0, Relaxed);
+        }
+    }
+}
+
+/// Takes deferred deletions (schema_v14.sql) out of the index: the `limit` lowest documents, or all
+/// of them; their text's tokens leave the term counts. Returns how many were applied.
+fn apply_deferred_deletions(connection: &Connection, limit: Option<usize>) -> StoreResult<usize> {
+    let last = match limit {
+        Some(limit) => connection
+            .prepare_cached("SELECT doc FROM search_deferred ORDER BY doc LIMIT 1 OFFSET ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row([limit.saturating_sub(1) as i64], |row| row.get(0))
+                    .optional()
+            })
+            .map_err(backend)?,
+        None => None,
+    }
+    .unwrap_or(i64::MAX);
+    count_search_terms(
+        connection,
+        "SELECT 1, body, NULL FROM search_deferred WHERE doc <= ?1",
+        [last],
+    )?;
+    connection
+        .prepare_cached(
+            "DELETE FROM search_fts WHERE rowid IN (SELECT doc FROM search_deferred WHERE doc <= ?1)",
+        )
+        .and_then(|mut statement| statement.execute([last]))
+        .map_err(backend)?;
+    connection
+        .prepare_cached("DELETE FROM search_deferred WHERE doc <= ?1")
+        .and_then(|mut statement| statement.execute([last]))
+        .map_err(backend)
+}
+
+/// Keeps `search_terms` (schema_v13.sql) with the index before changes are applied to it: `sql`
+/// gives each changed document's row (whether it was indexed, the text it was indexed with, its text
+/// now or NULL), as `SEARCH_PENDING_TEXTS` does for the queue. A document that was indexed takes its
+/// old text's tokens out of their counts, and one that exists now adds its text's. Text `ranking`
+/// tokenizes is tokenized here; other text is tokenized by FTS5 itself, in a scratch index of the
+/// connection's temporary schema.
+fn count_search_terms(
+    connection: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> StoreResult<()> {
     let mut terms = ranking::TermCounts::default();
     let mut others: [Vec<String>; 2] = Default::default();
     {
-        let mut statement = connection
-            .prepare_cached(read_side::SEARCH_PENDING_TEXTS)
-            .map_err(backend)?;
-        let mut rows = statement.query([]).map_err(backend)?;
+        let mut statement = connection.prepare_cached(sql).map_err(backend)?;
+        let mut rows = statement.query(params).map_err(backend)?;
         while let Some(row) = rows.next().map_err(backend)? {
             let text = |index| -> StoreResult<Option<&str>> {
                 row.get_ref(index)
@@ -1599,7 +1748,7 @@ impl<'c> SqliteTx<'c> {
     /// changes are applied first (the reader's snapshots never have any queued).
     fn flush_search_in_writer(&self) -> StoreResult<()> {
         if self.cache.is_none() {
-            flush_search(self.connection)?;
+            flush_search(self.connection, None)?;
         }
         Ok(())
     }

@@ -75,12 +75,17 @@ pub const SEARCH_RANKS_IN_RANGE: &str = "SELECT rowid, bm25(search_fts, 0.0, 1.0
 /// Matches of other owners or kinds read before the first try gives up, per candidate wanted.
 const OTHER_MATCHES_PER_CANDIDATE: usize = 3;
 /// Documents the search index does not hold, and documents it holds that no longer exist (its
-/// `docsize` table has one row per indexed document).
+/// `docsize` table has one row per indexed document) and whose deletion is not deferred
+/// (schema_v14.sql); a deferred deletion the index does not hold counts as one it holds wrongly.
 pub const SEARCH_INDEX_MISMATCH: &str = "SELECT \
      (SELECT count(*) FROM search_docs AS d \
       WHERE NOT EXISTS (SELECT 1 FROM search_fts_docsize AS s WHERE s.id = d.doc)), \
      (SELECT count(*) FROM search_fts_docsize AS s \
-      WHERE NOT EXISTS (SELECT 1 FROM search_docs AS d WHERE d.doc = s.id))";
+      WHERE NOT EXISTS (SELECT 1 FROM search_docs AS d WHERE d.doc = s.id) \
+        AND NOT EXISTS (SELECT 1 FROM search_deferred AS q WHERE q.doc = s.id)) \
+     + (SELECT count(*) FROM search_deferred AS q \
+        WHERE NOT EXISTS (SELECT 1 FROM search_fts_docsize AS s WHERE s.id = q.doc) \
+           OR EXISTS (SELECT 1 FROM search_docs AS d WHERE d.doc = q.doc))";
 /// The text of the owner's documents among a JSON list of ids, for their snippets.
 pub const SEARCH_SNIPPET_TEXTS: &str = "SELECT doc, body FROM search_docs \
      WHERE doc IN (SELECT value FROM json_each(?2)) AND owner = ?1 ORDER BY doc";

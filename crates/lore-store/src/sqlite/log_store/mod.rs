@@ -825,7 +825,7 @@ impl Store for LogStore {
             if changed {
                 bump_version(&transaction, owner)?;
             }
-            flush_search(&transaction)?;
+            flush_search(&transaction, Some(&self.sql.deferred))?;
             transaction.commit().map_err(backend)?;
             Ok((bytes, changed))
         });
