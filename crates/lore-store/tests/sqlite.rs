@@ -1197,21 +1197,19 @@ fn deleted_documents_leave_the_index_later_and_are_never_found() {
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lore.db");
-    let deferred = || -> i64 {
-        raw_rows(&path, "SELECT count(*) FROM search_deferred", [], |row| {
-            row.get(0)
-        })[0]
-    };
+    let one = |sql: &str| -> i64 { raw_rows(&path, sql, [], |row| row.get(0))[0] };
+    let deferred = || one("SELECT count(*) FROM search_deferred");
     let store = SqliteStore::open(&path).unwrap();
-    store
-        .write("alice", &mut |tx| {
-            tx.insert_meeting(&sample_meeting("m1"))?;
-            tx.insert_segments(&transcript("m1", "kickoff"))
-        })
-        .unwrap();
-    let indexed = raw_rows(&path, "SELECT max(doc) FROM search_docs", [], |row| {
-        row.get::<_, i64>(0)
-    })[0];
+    let ingest = |id: &str, word: &str| {
+        store
+            .write("alice", &mut |tx| {
+                tx.insert_meeting(&sample_meeting(id))?;
+                tx.insert_segments(&transcript(id, word))
+            })
+            .unwrap()
+    };
+    ingest("m1", "kickoff");
+    let indexed = one("SELECT max(doc) FROM search_docs");
     store
         .write("alice", &mut |tx| tx.delete_meeting("m1"))
         .unwrap();
@@ -1220,15 +1218,8 @@ fn deleted_documents_leave_the_index_later_and_are_never_found() {
     assert!(store.integrity_problems().unwrap().is_empty());
 
     // The next meeting's documents take the deleted ones' rowids.
-    store
-        .write("alice", &mut |tx| {
-            tx.insert_meeting(&sample_meeting("m2"))?;
-            tx.insert_segments(&transcript("m2", "retrospective"))
-        })
-        .unwrap();
-    let reused = raw_rows(&path, "SELECT min(doc) FROM search_docs", [], |row| {
-        row.get::<_, i64>(0)
-    })[0];
+    ingest("m2", "retrospective");
+    let reused = one("SELECT min(doc) FROM search_docs");
     assert!(reused <= indexed, "a rowid was reused");
     assert_eq!(deferred(), 0);
     assert!(found(&store, "kickoff").is_empty());
