@@ -248,7 +248,7 @@ fn merge_search_index(
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(backend)?;
         let applied = apply_deferred_deletions(connection, Some(DEFERRED_STEP_DOCUMENTS))?;
-        let left = exists(connection, "SELECT EXISTS (SELECT 1 FROM search_deferred)")?;
+        let left = any_deferred(connection)?;
         connection.execute_batch("COMMIT").map_err(backend)?;
         if !left {
             deferred.committing(false);
@@ -321,19 +321,14 @@ impl Drop for SqliteStore {
         checkpointer.stop();
         // Deleted documents do not stay in the index past the store (a one-shot `lore delete`).
         if let Ok(connection) = self.connection.lock() {
-            let deferred = exists(&connection, "SELECT EXISTS (SELECT 1 FROM search_deferred)");
-            let applied = deferred.and_then(|deferred| {
-                if !deferred {
+            let applied = (|| {
+                if !any_deferred(&connection)? {
                     return Ok(());
                 }
-                connection
-                    .unchecked_transaction()
-                    .map_err(backend)
-                    .and_then(|transaction| {
-                        apply_deferred_deletions(&transaction, None)?;
-                        transaction.commit().map_err(backend)
-                    })
-            });
+                let transaction = connection.unchecked_transaction().map_err(backend)?;
+                apply_deferred_deletions(&transaction, None)?;
+                transaction.commit().map_err(backend)
+            })();
             if let Err(error) = applied {
                 tracing::warn!("removing deleted documents from the search index: {error}");
             }
@@ -888,10 +883,7 @@ fn flush_search(connection: &Connection, deferral: Option<&DeferredDeletions>) -
         }
     }
     if let Some(deferral) = deferral {
-        deferral.committing(exists(
-            connection,
-            "SELECT EXISTS (SELECT 1 FROM search_deferred)",
-        )?);
+        deferral.committing(any_deferred(connection)?);
     }
     Ok(())
 }
@@ -901,6 +893,11 @@ fn exists(connection: &Connection, sql: &str) -> StoreResult<bool> {
         .prepare_cached(sql)
         .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
         .map_err(backend)
+}
+
+/// Whether any deletion from the full-text index is deferred (schema_v14.sql).
+fn any_deferred(connection: &Connection) -> StoreResult<bool> {
+    exists(connection, "SELECT EXISTS (SELECT 1 FROM search_deferred)")
 }
 
 /// How many commits in a row may leave deleted documents in the full-text index before a commit
