@@ -854,13 +854,23 @@ fn ingest_in_tx(
             rebuild_entities(tx, &mut changes)?;
         }
     }
-    // The transcript is the bundle's, as written above.
+    // The transcript and notes are the bundle's, as written above (the meeting was inserted by this
+    // ingest, after removing the content it replaces).
     let segments: Vec<(&str, &str)> = bundle
         .segments
         .iter()
         .map(|segment| (segment.id.as_str(), segment.text.as_str()))
         .collect();
-    crate::links::sync_ingested_meeting_attachments(tx, &meeting_id, &segments, &mut changes)?;
+    let notes: Vec<(&str, &str)> = bundle
+        .notes
+        .iter()
+        .filter_map(|note| Some((note_ids.get(&note.id)?.as_str(), note.text.as_str())))
+        .collect();
+    let written = crate::links::WrittenText {
+        segments: &segments,
+        notes: &notes,
+    };
+    crate::links::sync_ingested_meeting_attachments(tx, &meeting_id, written, &mut changes)?;
     if outcome == IngestOutcome::Replaced {
         let from = changes.history_replay_from();
         crate::temporal::rebuild_slot_histories(

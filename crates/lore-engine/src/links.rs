@@ -65,12 +65,20 @@ pub fn derive_meeting_attachments(
     derive_attachments_with(tx, meeting, None)
 }
 
-/// `derive_meeting_attachments`, with the transcript's `(segment id, text)` pairs when the caller
-/// has just written them (an ingest), instead of reading them back.
+/// A meeting's transcript and notes as the caller has just written them (an ingest): `(segment id,
+/// text)` and `(note id, text)` pairs.
+#[derive(Clone, Copy)]
+pub struct WrittenText<'w> {
+    pub segments: &'w [(&'w str, &'w str)],
+    pub notes: &'w [(&'w str, &'w str)],
+}
+
+/// `derive_meeting_attachments`, with the meeting's text when the caller has just written it (an
+/// ingest), instead of reading it back.
 fn derive_attachments_with(
     tx: &mut dyn Tx,
     meeting: &str,
-    written: Option<&[(&str, &str)]>,
+    written: Option<WrittenText<'_>>,
 ) -> EngineResult<Vec<LinkAttachment>> {
     let links: Vec<ResourceLink> = tx
         .list_resource_links_by_meeting(meeting)?
@@ -90,7 +98,7 @@ fn derive_attachments_with(
         .iter()
         .map(|segment| (segment.id.as_str(), segment.text.as_str()))
         .collect();
-    for (id, text) in written.unwrap_or(&read) {
+    for (id, text) in written.map_or(&read[..], |w| w.segments) {
         for found in lore_ingest::find_urls(text) {
             places
                 .entry(found.url)
@@ -98,12 +106,20 @@ fn derive_attachments_with(
                 .insert(format!("segment:{id}"));
         }
     }
-    for note in tx.list_notes(meeting)? {
-        for found in lore_ingest::find_urls(&note.text) {
+    let stored_notes = match written {
+        Some(_) => Vec::new(),
+        None => tx.list_notes(meeting)?,
+    };
+    let read_notes: Vec<(&str, &str)> = stored_notes
+        .iter()
+        .map(|note| (note.id.as_str(), note.text.as_str()))
+        .collect();
+    for (id, text) in written.map_or(&read_notes[..], |w| w.notes) {
+        for found in lore_ingest::find_urls(text) {
             places
                 .entry(found.url)
                 .or_default()
-                .insert(format!("note:{}", note.id));
+                .insert(format!("note:{id}"));
         }
     }
     // Which claim subjects each place's evidence speaks about, with the evidence row (smallest id).
@@ -227,21 +243,21 @@ pub fn sync_meeting_attachments(
     sync_attachments_with(tx, meeting, None, changes)
 }
 
-/// `sync_meeting_attachments` for a meeting whose transcript the caller has just written, as
-/// `(segment id, text)` pairs: an ingest does not read back the segments it wrote.
+/// `sync_meeting_attachments` for a meeting whose transcript and notes the caller has just written
+/// (all the text the meeting has): an ingest does not read back what it wrote.
 pub fn sync_ingested_meeting_attachments(
     tx: &mut dyn Tx,
     meeting: &str,
-    segments: &[(&str, &str)],
+    written: WrittenText<'_>,
     changes: &mut Changes,
 ) -> EngineResult<()> {
-    sync_attachments_with(tx, meeting, Some(segments), changes)
+    sync_attachments_with(tx, meeting, Some(written), changes)
 }
 
 fn sync_attachments_with(
     tx: &mut dyn Tx,
     meeting: &str,
-    written: Option<&[(&str, &str)]>,
+    written: Option<WrittenText<'_>>,
     changes: &mut Changes,
 ) -> EngineResult<()> {
     let stored = tx.list_link_attachments_by_meeting(meeting)?;

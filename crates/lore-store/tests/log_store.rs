@@ -61,6 +61,73 @@ fn a_failed_or_panicking_write_leaves_nothing_behind() {
     assert!(store.integrity_problems().unwrap().is_empty());
 }
 
+/// A write's statements that answer nothing (a transcript's segments, a meeting's cascade, search
+/// documents) run beside its work in memory; one that fails fails the write as if it had failed in
+/// place, whether the work went on after it or ended with it, and the write leaves nothing behind.
+#[test]
+fn a_statement_failing_beside_the_write_fails_it_and_leaves_nothing_behind() {
+    use lore_store::conformance::{sample_claim, sample_entity, sample_meeting, sample_segment};
+    let dir = tempfile::tempdir().unwrap();
+    let store = LogStore::open(&dir.path().join("lore.db")).unwrap();
+    store
+        .write(OWNER, &mut |tx| {
+            tx.insert_meeting(&sample_meeting("m1"))?;
+            tx.insert_segments(&[sample_segment("m1", "s1", 0, "the budget is fine")])?;
+            tx.upsert_entity(&sample_entity("e1"))
+        })
+        .unwrap();
+    let again = [sample_segment("m1", "s1", 0, "the budget is fine")];
+    // The work goes on in memory after the failing statement, then reads a table.
+    let read_after = store.write(OWNER, &mut |tx| {
+        tx.insert_segments(&again)?;
+        tx.upsert_entity(&sample_entity("e2"))?;
+        tx.insert_claim(&sample_claim("c1", "e2"))?;
+        tx.list_segments("m1").map(drop)
+    });
+    // The work ends right after it (its error shows when the write ends), and a later statement
+    // sent to the helper is skipped.
+    let at_end = store.write(OWNER, &mut |tx| {
+        tx.upsert_entity(&sample_entity("e3"))?;
+        tx.insert_segments(&again)?;
+        tx.delete_meeting("m1")
+    });
+    for outcome in [read_after, at_end] {
+        let error = outcome.expect_err("a duplicate segment fails the write");
+        assert!(
+            matches!(error, lore_store::StoreError::Conflict(_)),
+            "{error}"
+        );
+    }
+    let mut found = (Vec::new(), Vec::new(), None);
+    store
+        .read(OWNER, &mut |tx| {
+            found.0 = tx.list_entities()?.into_iter().map(|e| e.id).collect();
+            found.1 = tx.list_segments("m1")?.into_iter().map(|s| s.id).collect();
+            found.2 = tx.find_claim("c1")?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(found.0, vec!["e1".to_string()]);
+    assert_eq!(found.1, vec!["s1".to_string()]);
+    assert!(found.2.is_none());
+    assert!(store.integrity_problems().unwrap().is_empty());
+    // The store goes on writing: the next write's statements run as before.
+    store
+        .write(OWNER, &mut |tx| {
+            tx.insert_segments(&[sample_segment("m1", "s2", 10, "and the plan")])?;
+            tx.delete_meeting("m1")
+        })
+        .unwrap();
+    let mut meetings = 1;
+    store
+        .read(OWNER, &mut |tx| {
+            meetings = tx.list_meetings()?.len();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(meetings, 0);
+}
+
 /// Each store keeps its own files: the tables' store refuses a log store's file and the other way
 /// round, and `open_embedded` opens each with its own store.
 #[test]

@@ -623,7 +623,7 @@ impl SqliteStore {
             let (connection, cache) = &mut *guard;
             let (snapshot, version) = ReadSnapshot::begin(connection)?;
             let mut tx = SqliteTx {
-                connection: &*connection,
+                connection: ConnRef::Plain(&*connection),
                 owner,
                 cache: Some(cache.for_snapshot(version, owner)),
                 graphs: self.graphs.as_ref(),
@@ -633,6 +633,7 @@ impl SqliteStore {
                 statements: Default::default(),
             };
             let outcome = work(&mut tx);
+            drop(tx);
             cache.recount();
             outcome?;
             return snapshot.end();
@@ -654,6 +655,7 @@ impl SqliteStore {
                 self.write_statements
                     .fetch_add(tx.statements.get(), std::sync::atomic::Ordering::Relaxed);
             }
+            drop(tx);
             outcome?;
             if commit {
                 // The owner's version names its state (`owner_versions`): a transaction that
@@ -1599,8 +1601,30 @@ fn api_token_row(row: &Row) -> rusqlite::Result<ApiToken> {
     })
 }
 
+/// The connection a [`SqliteTx`] runs its statements on: borrowed, or held through the lock a log
+/// store's write shares with its helper thread (`log_store::lane`), or lent to that thread (the log
+/// store's transaction takes it back before its next statement).
+pub(crate) enum ConnRef<'c> {
+    Plain(&'c Connection),
+    Locked(Box<dyn std::ops::Deref<Target = Connection> + 'c>),
+    Lent,
+}
+
+impl std::ops::Deref for ConnRef<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            ConnRef::Plain(connection) => connection,
+            ConnRef::Locked(guard) => guard,
+            // `LogTx::sql` takes the connection back before any statement.
+            ConnRef::Lent => unreachable!("a statement on a connection lent to the write's helper"),
+        }
+    }
+}
+
 struct SqliteTx<'c> {
-    connection: &'c Connection,
+    connection: ConnRef<'c>,
     owner: &'c str,
     /// The reader's memo of hot reads for this owner and snapshot (`None` when writing).
     cache: Option<&'c mut read_cache::OwnerCache>,
@@ -1656,6 +1680,10 @@ macro_rules! memo_limited {
 impl<'c> SqliteTx<'c> {
     /// A transaction's view with no memo, indexes or pages: writes, and the build threads' scans.
     fn plain(connection: &'c Connection, owner: &'c str) -> SqliteTx<'c> {
+        SqliteTx::on(ConnRef::Plain(connection), owner)
+    }
+
+    fn on(connection: ConnRef<'c>, owner: &'c str) -> SqliteTx<'c> {
         SqliteTx {
             connection,
             owner,
@@ -1745,7 +1773,7 @@ impl<'c> SqliteTx<'c> {
     /// changes are applied first (the reader's snapshots never have any queued).
     fn flush_search_in_writer(&self) -> StoreResult<()> {
         if self.cache.is_none() {
-            flush_search(self.connection, None)?;
+            flush_search(&self.connection, None)?;
         }
         Ok(())
     }

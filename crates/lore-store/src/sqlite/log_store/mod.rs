@@ -18,6 +18,7 @@
 //! * **Rollback.** Each change keeps its inverse; a failed transaction applies them in reverse.
 
 mod codec;
+mod lane;
 mod pages;
 mod tables;
 mod tx;
@@ -29,7 +30,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use lore_core::model::Meeting;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::{backend, flush_search, poisoned, ReadSnapshot, SqliteStore, SqliteTx};
+use super::{backend, flush_search, poisoned, ConnRef, ReadSnapshot, SqliteStore, SqliteTx};
 use crate::fast_hash::FastMap;
 use crate::{ApiToken, Store, StoreError, StoreResult, TxWork};
 use tables::{Knowledge, Op};
@@ -337,6 +338,15 @@ fn append_entry(
     Ok(entry.len() as u64)
 }
 
+/// Runs one statement that takes no parameters (`BEGIN`, `COMMIT`, `ROLLBACK`).
+fn run(connection: &Connection, sql: &str) -> StoreResult<()> {
+    connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| statement.execute([]))
+        .map(|_| ())
+        .map_err(backend)
+}
+
 fn bump_version(connection: &Connection, owner: &str) -> StoreResult<()> {
     connection
         .prepare_cached(super::BUMP_OWNER_VERSION)
@@ -468,6 +478,7 @@ impl LogStore {
             journal: Journal::default(),
             graphs,
             last_page: None,
+            lane: None,
         };
         // A panic (a bug) in a read is its error; a read changes nothing to undo.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
@@ -524,6 +535,59 @@ impl LogStore {
     /// Writes a consistent copy of the database to `target` (`VACUUM INTO`).
     pub fn backup_to(&self, target: &Path) -> StoreResult<()> {
         self.sql.backup_to(target)
+    }
+
+    /// Runs a write's work inside its transaction, with a helper thread for the statements whose
+    /// answers it does not need (`lane`). Returns when every statement has run.
+    fn work_in_lanes(
+        &self,
+        connection: &mut Connection,
+        owner: &str,
+        state: &mut OwnerState,
+        journal: &mut Journal,
+        work: &mut TxWork<'_>,
+        panicked: &mut bool,
+    ) -> StoreResult<()> {
+        let shared = lane::Shared::new(connection, owner);
+        let (outcome, statements) = std::thread::scope(|scope| {
+            let spawn = |jobs| {
+                std::thread::Builder::new()
+                    .name("lore-write-sql".into())
+                    .spawn_scoped(scope, || shared.serve(jobs))
+                    .map(drop)
+            };
+            let mut tx = LogTx {
+                sql_tx: SqliteTx::on(ConnRef::Lent, owner),
+                snapshot: tx::Snapshot::Open,
+                state: StateRef::Write(state),
+                journal: std::mem::take(journal),
+                graphs: None,
+                last_page: None,
+                lane: Some(lane::Lane::new(&shared, &spawn)),
+            };
+            // A panic (a bug) inside the work is an error of this write: the transaction rolls
+            // back, and memory, which the panic may have left between two changes, is read again
+            // from the database by the next transaction.
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
+                .unwrap_or_else(|panic| {
+                    *panicked = true;
+                    Err(StoreError::Backend(format!(
+                        "the write failed unexpectedly: {}",
+                        panic_message(&panic)
+                    )))
+                });
+            // The connection goes back to the lock before the helper's last jobs need it.
+            tx.sql_tx.connection = ConnRef::Lent;
+            let finished = tx.lane.as_mut().map_or(Ok(()), lane::Lane::finish);
+            *journal = std::mem::take(&mut tx.journal);
+            (outcome.and(finished), tx.sql_tx.statements.get())
+        });
+        use std::sync::atomic::Ordering::Relaxed;
+        self.sql
+            .write_statements
+            .fetch_add(statements + shared.statements(), Relaxed);
+        self.operations.fetch_add(journal.logged as u64, Relaxed);
+        outcome
     }
 
     /// Replaces an owner's log with its current rows (what an open then replays), now.
@@ -771,65 +835,53 @@ impl Store for LogStore {
     fn write(&self, owner: &str, work: &mut TxWork<'_>) -> StoreResult<()> {
         let slot = self.owners.slot(owner)?;
         let mut state = write_state(&slot);
-        let mut connection = self.sql.lock()?;
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(backend)?;
-        sync(&mut state, &transaction, owner)?;
-        let changes_before = transaction.total_changes();
+        let mut guard = self.sql.lock()?;
+        let connection: &mut Connection = &mut guard;
+        // A write that panicked past its own guards left its transaction open: it ends here.
+        if !connection.is_autocommit() {
+            run(connection, "ROLLBACK")?;
+        }
+        run(connection, "BEGIN IMMEDIATE")?;
         let mut panicked = false;
         let mut buffers = std::mem::take(&mut *self.buffers.lock().map_err(poisoned)?);
-        let (outcome, journal) = {
-            let mut tx = LogTx {
-                sql_tx: SqliteTx::plain(&transaction, owner),
-                snapshot: tx::Snapshot::Open,
-                state: StateRef::Write(&mut state),
-                journal: Journal::reusing(
-                    std::mem::take(&mut buffers.ops),
-                    std::mem::take(&mut buffers.undo),
-                ),
-                graphs: None,
-                last_page: None,
-            };
-            // A panic (a bug) inside the work is an error of this write: the transaction rolls
-            // back, and memory, which the panic may have left between two changes, is read
-            // again from the database by the next transaction.
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
-                .unwrap_or_else(|panic| {
-                    panicked = true;
-                    Err(StoreError::Backend(format!(
-                        "the write failed unexpectedly: {}",
-                        panic_message(&panic)
-                    )))
-                });
-            use std::sync::atomic::Ordering::Relaxed;
-            self.sql
-                .write_statements
-                .fetch_add(tx.sql_tx.statements.get(), Relaxed);
-            self.operations.fetch_add(tx.journal.logged as u64, Relaxed);
-            (outcome, tx.journal)
-        };
+        let mut journal = Journal::reusing(
+            std::mem::take(&mut buffers.ops),
+            std::mem::take(&mut buffers.undo),
+        );
+        let mut entry = std::mem::take(&mut buffers.entry);
+        let committed = sync(&mut state, connection, owner).and_then(|()| {
+            let changes_before = connection.total_changes();
+            self.work_in_lanes(
+                connection,
+                owner,
+                &mut state,
+                &mut journal,
+                work,
+                &mut panicked,
+            )?;
+            let mut bytes = 0;
+            if journal.logged > 0 {
+                let ops = journal.log.counted(journal.logged);
+                bytes = append_entry(connection, owner, state.seq + 1, false, ops, &mut entry)?;
+            }
+            let changed = connection.total_changes() != changes_before;
+            if changed {
+                bump_version(connection, owner)?;
+            }
+            flush_search(connection, Some(&self.sql.deferred))?;
+            run(connection, "COMMIT")?;
+            Ok((bytes, changed))
+        });
+        if committed.is_err() && !connection.is_autocommit() {
+            // The write's error is what it reports; a failed rollback shows at the next `BEGIN`.
+            let _ = run(connection, "ROLLBACK");
+        }
+        drop(guard);
         let Journal {
-            mut log,
+            log,
             logged,
             undo: changes,
         } = journal;
-        let mut entry = std::mem::take(&mut buffers.entry);
-        let committed = outcome.and_then(|()| {
-            let mut bytes = 0;
-            if logged > 0 {
-                let ops = log.counted(logged);
-                bytes = append_entry(&transaction, owner, state.seq + 1, false, ops, &mut entry)?;
-            }
-            let changed = transaction.total_changes() != changes_before;
-            if changed {
-                bump_version(&transaction, owner)?;
-            }
-            flush_search(&transaction, Some(&self.sql.deferred))?;
-            transaction.commit().map_err(backend)?;
-            Ok((bytes, changed))
-        });
-        drop(connection);
         match committed {
             Ok((bytes, changed)) => {
                 if logged > 0 {

@@ -17,7 +17,7 @@ use rusqlite::params;
 use super::codec::Writer;
 use super::tables::{Key, Knowledge, Op, Row};
 use super::OwnerState;
-use crate::sqlite::SqliteTx;
+use crate::sqlite::{ConnRef, SqliteTx};
 use crate::{StoreError, StoreResult, Tx};
 
 /// What a write changed, kept until it commits or rolls back.
@@ -84,6 +84,9 @@ pub(crate) struct LogTx<'a> {
     /// For a read: the last entity page it asked for. A projection asks for one entity's page four
     /// times (the row, its claims, its links, its attached links); a read cannot change a page.
     pub(crate) last_page: Option<(String, std::sync::Arc<crate::sqlite::page_index::OnePage>)>,
+    /// For a write: the helper thread its statements that answer nothing go to (`lane`); the
+    /// connection is lent to it while it has them.
+    pub(crate) lane: Option<super::lane::Lane<'a>>,
 }
 
 /// What a write in a read transaction gets (SQLite's own message for the same).
@@ -161,6 +164,9 @@ impl SqliteTx<'_> {
 impl<'a> LogTx<'a> {
     /// The SQLite transaction, its snapshot begun if this read had not begun it yet.
     fn sql(&mut self) -> StoreResult<&mut SqliteTx<'a>> {
+        if let (Some(lane), ConnRef::Lent) = (&self.lane, &self.sql_tx.connection) {
+            self.sql_tx.connection = ConnRef::Locked(lane.take()?);
+        }
         if let Snapshot::Pending(version) = self.snapshot {
             self.sql_tx
                 .connection
@@ -168,7 +174,7 @@ impl<'a> LogTx<'a> {
                 .and_then(|mut statement| statement.execute([]))
                 .map_err(crate::sqlite::backend)?;
             self.snapshot = Snapshot::Begun;
-            if super::owner_version(self.sql_tx.connection, self.sql_tx.owner)? != version {
+            if super::owner_version(&self.sql_tx.connection, self.sql_tx.owner)? != version {
                 self.snapshot = Snapshot::Stale;
                 return Err(StoreError::Conflict(
                     "another connection wrote meanwhile; the read starts over".into(),
@@ -176,6 +182,37 @@ impl<'a> LogTx<'a> {
             }
         }
         Ok(&mut self.sql_tx)
+    }
+
+    /// Runs statements whose answer the write does not need: on the helper thread when the write
+    /// has one (their error fails the write at its next statement or at its end), otherwise here.
+    fn sql_write(
+        &mut self,
+        job: impl FnOnce(&mut SqliteTx<'_>) -> StoreResult<()> + Send + 'static,
+    ) -> StoreResult<()> {
+        self.writable()?;
+        match &mut self.lane {
+            Some(lane) => {
+                self.sql_tx.connection = ConnRef::Lent;
+                lane.send(Box::new(job))
+            }
+            None => job(self.sql()?),
+        }
+    }
+
+    fn put_document(
+        &mut self,
+        kind: &'static str,
+        reference: &str,
+        body: String,
+    ) -> StoreResult<()> {
+        let reference = reference.to_string();
+        self.sql_write(move |sql| sql.put_search_document(kind, &reference, &body))
+    }
+
+    fn drop_document(&mut self, kind: &'static str, reference: &str) -> StoreResult<()> {
+        let reference = reference.to_string();
+        self.sql_write(move |sql| sql.delete_search_document(kind, &reference))
     }
 }
 
@@ -241,7 +278,7 @@ impl LogTx<'_> {
             return Ok(());
         };
         let body = entity_search_body(self.k(), row);
-        self.sql()?.put_search_document("entity", entity, &body)
+        self.put_document("entity", entity, body)
     }
 
     fn claims_of<'k>(k: &'k Knowledge, ids: impl Iterator<Item = &'k String>) -> Vec<Claim> {
@@ -460,8 +497,8 @@ impl Tx for LogTx<'_> {
     }
 
     fn insert_meeting(&mut self, meeting: &Meeting) -> StoreResult<()> {
-        self.writable()?;
-        self.sql()?.insert_meeting(meeting)?;
+        let row = meeting.clone();
+        self.sql_write(move |sql| sql.insert_meeting(&row))?;
         self.put_meeting_mirror(Some(meeting.clone()), &meeting.id)
     }
 
@@ -478,8 +515,8 @@ impl Tx for LogTx<'_> {
     }
 
     fn delete_meeting(&mut self, id: &str) -> StoreResult<()> {
-        self.writable()?;
-        self.sql()?.delete_meeting(id)?;
+        let meeting = id.to_string();
+        self.sql_write(move |sql| sql.delete_meeting(&meeting))?;
         if self.state().meetings.get(id).is_some() {
             self.put_meeting_mirror(None, id)?;
         }
@@ -658,7 +695,7 @@ impl Tx for LogTx<'_> {
             self.del(Key::Alias(id.to_string(), alias, meeting))?;
         }
         self.del(Key::Entity(id.to_string()))?;
-        self.sql()?.delete_search_document("entity", id)
+        self.drop_document("entity", id)
     }
 
     fn insert_identifier(&mut self, scheme: &str, value: &str, entity: &str) -> StoreResult<()> {
@@ -780,7 +817,7 @@ impl Tx for LogTx<'_> {
         self.require_claim_entities(claim)?;
         self.put(Row::Claim(Box::new(claim.clone())))?;
         if let Some(value) = &claim.value_text {
-            self.sql()?.put_search_document("claim", &claim.id, value)?;
+            self.put_document("claim", &claim.id, value.clone())?;
         }
         Ok(())
     }
@@ -832,7 +869,7 @@ impl Tx for LogTx<'_> {
             self.del(Key::Status(id.to_string(), seq))?;
         }
         self.del(Key::Claim(id.to_string()))?;
-        self.sql()?.delete_search_document("claim", id)
+        self.drop_document("claim", id)
     }
 
     fn list_claims_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Claim>> {
@@ -1029,8 +1066,8 @@ impl Tx for LogTx<'_> {
     }
 
     fn insert_run(&mut self, run: &ExtractionRun) -> StoreResult<()> {
-        self.writable()?;
-        self.sql()?.insert_run(run)
+        let run = run.clone();
+        self.sql_write(move |sql| sql.insert_run(&run))
     }
 
     fn find_run(
@@ -1043,8 +1080,8 @@ impl Tx for LogTx<'_> {
     }
 
     fn delete_runs_by_meeting(&mut self, meeting: &str) -> StoreResult<()> {
-        self.writable()?;
-        self.sql()?.delete_runs_by_meeting(meeting)
+        let meeting = meeting.to_string();
+        self.sql_write(move |sql| sql.delete_runs_by_meeting(&meeting))
     }
 
     fn insert_revision(&mut self, revision: &Revision) -> StoreResult<()> {
@@ -1053,8 +1090,8 @@ impl Tx for LogTx<'_> {
     }
 
     fn insert_encoded_revision(&mut self, revision: &crate::EncodedRevision) -> StoreResult<()> {
-        self.writable()?;
-        self.sql()?.insert_encoded_revision(revision)
+        let revision = revision.clone();
+        self.sql_write(move |sql| sql.insert_encoded_revision(&revision))
     }
 
     fn find_revision(&mut self, id: &str) -> StoreResult<Option<Revision>> {
@@ -1346,7 +1383,7 @@ impl Tx for LogTx<'_> {
         self.put(Row::Claim(Box::new(claim.clone())))?;
         // The tables' trigger writes a claim's document when the row is inserted only.
         if let (true, Some(value)) = (new, &claim.value_text) {
-            self.sql()?.put_search_document("claim", &claim.id, value)?;
+            self.put_document("claim", &claim.id, value.clone())?;
         }
         Ok(())
     }
@@ -1595,8 +1632,8 @@ impl Tx for LogTx<'_> {
     }
 
     fn insert_segments(&mut self, segments: &[Segment]) -> StoreResult<()> {
-        self.writable()?;
-        self.sql()?.insert_segments(segments)
+        let segments = segments.to_vec();
+        self.sql_write(move |sql| sql.insert_segments(&segments))
     }
 
     fn list_evidence_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Evidence>> {
