@@ -90,36 +90,31 @@ fn derive_attachments_with(
     }
     // Where each URL occurs: `segment:<id>` or `note:<note id>`.
     let mut places: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let stored = match written {
-        Some(_) => Vec::new(),
-        None => tx.list_segments(meeting)?,
+    // The meeting's text as written, or read back: segments, then notes.
+    let (stored_segments, stored_notes) = match written {
+        Some(_) => (Vec::new(), Vec::new()),
+        None => (tx.list_segments(meeting)?, tx.list_notes(meeting)?),
     };
-    let read: Vec<(&str, &str)> = stored
+    let read_segments: Vec<(&str, &str)> = stored_segments
         .iter()
         .map(|segment| (segment.id.as_str(), segment.text.as_str()))
         .collect();
-    for (id, text) in written.map_or(&read[..], |w| w.segments) {
-        for found in lore_ingest::find_urls(text) {
-            places
-                .entry(found.url)
-                .or_default()
-                .insert(format!("segment:{id}"));
-        }
-    }
-    let stored_notes = match written {
-        Some(_) => Vec::new(),
-        None => tx.list_notes(meeting)?,
-    };
     let read_notes: Vec<(&str, &str)> = stored_notes
         .iter()
         .map(|note| (note.id.as_str(), note.text.as_str()))
         .collect();
-    for (id, text) in written.map_or(&read_notes[..], |w| w.notes) {
-        for found in lore_ingest::find_urls(text) {
-            places
-                .entry(found.url)
-                .or_default()
-                .insert(format!("note:{id}"));
+    let texts = match written {
+        Some(w) => [("segment", w.segments), ("note", w.notes)],
+        None => [("segment", &read_segments[..]), ("note", &read_notes[..])],
+    };
+    for (kind, rows) in texts {
+        for (id, text) in rows {
+            for found in lore_ingest::find_urls(text) {
+                places
+                    .entry(found.url)
+                    .or_default()
+                    .insert(format!("{kind}:{id}"));
+            }
         }
     }
     // Which claim subjects each place's evidence speaks about, with the evidence row (smallest id).
