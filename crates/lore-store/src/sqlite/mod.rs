@@ -709,10 +709,7 @@ impl<'c> ReadSnapshot<'c> {
     /// once per connection (rusqlite's `Transaction` parses its `BEGIN` and `ROLLBACK` on every
     /// call): every read pays for them.
     fn begin(connection: &'c Connection) -> StoreResult<(ReadSnapshot<'c>, i64)> {
-        connection
-            .prepare_cached("BEGIN DEFERRED")
-            .and_then(|mut statement| statement.execute([]))
-            .map_err(backend)?;
+        run(connection, "BEGIN DEFERRED")?;
         let snapshot = ReadSnapshot {
             connection,
             open: true,
@@ -726,11 +723,7 @@ impl<'c> ReadSnapshot<'c> {
 
     fn end(mut self) -> StoreResult<()> {
         self.open = false;
-        self.connection
-            .prepare_cached("ROLLBACK")
-            .and_then(|mut statement| statement.execute([]))
-            .map(|_| ())
-            .map_err(backend)
+        run(self.connection, "ROLLBACK")
     }
 }
 
@@ -740,6 +733,16 @@ impl Drop for ReadSnapshot<'_> {
             let _ = self.connection.execute_batch("ROLLBACK");
         }
     }
+}
+
+/// Runs one statement that takes no parameters (`BEGIN`, `COMMIT`, `ROLLBACK`), prepared once per
+/// connection.
+fn run(connection: &Connection, sql: &str) -> StoreResult<()> {
+    connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| statement.execute([]))
+        .map(|_| ())
+        .map_err(backend)
 }
 
 /// A connection's mutex whose holder panicked: the connection may be mid-transaction, so it is not used.

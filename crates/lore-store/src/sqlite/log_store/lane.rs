@@ -127,7 +127,7 @@ impl std::ops::Deref for Held<'_, '_> {
 
 /// What the writing thread's end of the lane asks of the shared part (a trait, so that the
 /// transaction's type does not carry the connection's lifetime).
-pub(crate) trait Hub: Sync {
+pub(crate) trait Hub {
     fn take(&self) -> StoreResult<Box<dyn std::ops::Deref<Target = Connection> + '_>>;
     fn queued(&self);
     fn unqueued(&self);

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use lore_core::model::Meeting;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::{backend, flush_search, poisoned, ConnRef, ReadSnapshot, SqliteStore, SqliteTx};
+use super::{backend, flush_search, poisoned, run, ConnRef, ReadSnapshot, SqliteStore, SqliteTx};
 use crate::fast_hash::FastMap;
 use crate::{ApiToken, Store, StoreError, StoreResult, TxWork};
 use tables::{Knowledge, Op};
@@ -338,15 +338,6 @@ fn append_entry(
     Ok(entry.len() as u64)
 }
 
-/// Runs one statement that takes no parameters (`BEGIN`, `COMMIT`, `ROLLBACK`).
-fn run(connection: &Connection, sql: &str) -> StoreResult<()> {
-    connection
-        .prepare_cached(sql)
-        .and_then(|mut statement| statement.execute([]))
-        .map(|_| ())
-        .map_err(backend)
-}
-
 fn bump_version(connection: &Connection, owner: &str) -> StoreResult<()> {
     connection
         .prepare_cached(super::BUMP_OWNER_VERSION)
@@ -361,10 +352,7 @@ struct EndSnapshot<'c>(&'c Connection);
 impl Drop for EndSnapshot<'_> {
     fn drop(&mut self) {
         if !self.0.is_autocommit() {
-            let _ = self
-                .0
-                .prepare_cached("ROLLBACK")
-                .and_then(|mut statement| statement.execute([]));
+            let _ = run(self.0, "ROLLBACK");
         }
     }
 }
@@ -458,10 +446,7 @@ impl LogStore {
         let snapshot = match *verified == Some(data_version) {
             true => tx::Snapshot::Pending(state.version),
             false => {
-                connection
-                    .prepare_cached("BEGIN DEFERRED")
-                    .and_then(|mut statement| statement.execute([]))
-                    .map_err(backend)?;
+                run(connection, "BEGIN DEFERRED")?;
                 if owner_version(connection, owner)? != state.version {
                     return Ok(None);
                 }

@@ -168,11 +168,7 @@ impl<'a> LogTx<'a> {
             self.sql_tx.connection = ConnRef::Locked(lane.take()?);
         }
         if let Snapshot::Pending(version) = self.snapshot {
-            self.sql_tx
-                .connection
-                .prepare_cached("BEGIN DEFERRED")
-                .and_then(|mut statement| statement.execute([]))
-                .map_err(crate::sqlite::backend)?;
+            crate::sqlite::run(&self.sql_tx.connection, "BEGIN DEFERRED")?;
             self.snapshot = Snapshot::Begun;
             if super::owner_version(&self.sql_tx.connection, self.sql_tx.owner)? != version {
                 self.snapshot = Snapshot::Stale;
