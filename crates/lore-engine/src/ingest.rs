@@ -279,6 +279,8 @@ impl Engine {
                     EntityRebuild::Defer(&mut pending)
                 };
                 reports.push(ingest_in_tx(self, tx, owner, one, entities)?);
+                // The bundle's transcript is indexed beside the next one's work, not at the commit.
+                tx.index_queued_search()?;
             }
             if !pending.is_empty() {
                 // The last bundle turned out unchanged (it repeats the one before it): no revision

@@ -915,6 +915,14 @@ pub trait Tx {
             evidence: self.list_evidence_by_meeting(meeting)?.len(),
         })
     }
+    /// A write that goes on after a unit of its work (one meeting of a batch) says so: a backend
+    /// that indexes the search documents queued so far only when the transaction commits may index
+    /// them now, beside the rest of the write, as long as what the transaction reads stays the same
+    /// (the SQLite log store runs its full-text flush on the write's second lane). The default does
+    /// nothing.
+    fn index_queued_search(&mut self) -> StoreResult<()> {
+        Ok(())
+    }
     /// What an entity rebuild reads of its observations: `find_alias_bounds` and
     /// `list_observation_times` (the times in any order). A backend may read the names once for both.
     fn entity_observations(&mut self, entity: &str) -> StoreResult<EntityObservations> {

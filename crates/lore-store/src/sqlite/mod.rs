@@ -1781,6 +1781,12 @@ impl<'c> SqliteTx<'c> {
         Ok(())
     }
 
+    /// Indexes the search documents queued so far in this write transaction, as its commit would
+    /// (deferred deletions stay deferred unless a queued document reuses one's id).
+    fn flush_queued_search(&self) -> StoreResult<()> {
+        flush_search(&self.connection, None)
+    }
+
     /// One `INSERT` of `segments` as rows of bound values (`segment_insert_sql`).
     fn insert_segment_rows(&self, segments: &[Segment]) -> StoreResult<()> {
         let attributions: Vec<&str> = segments.iter().map(|s| s.attribution.as_str()).collect();

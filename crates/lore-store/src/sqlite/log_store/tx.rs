@@ -1751,6 +1751,14 @@ impl Tx for LogTx<'_> {
         })
     }
 
+    fn index_queued_search(&mut self) -> StoreResult<()> {
+        // Only where a helper runs beside the write; otherwise the commit flushes them.
+        if self.lane.is_some() {
+            self.sql_write(|sql| sql.flush_queued_search())?;
+        }
+        Ok(())
+    }
+
     fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
         let k = self.k();
         let mut times: Vec<Ts> = Vec::new();
