@@ -43,6 +43,35 @@ fn first_example_file() -> std::path::PathBuf {
     files.remove(0)
 }
 
+/// Two engines per backend, each on a database of its own: one takes the batch, the other the same
+/// bundles one by one.
+struct Pair {
+    backend: &'static str,
+    batch: Engine,
+    single: Engine,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+fn engine_pairs(clock: &TestClock, test: &str) -> Vec<Pair> {
+    let mut singles = backend_engines(clock, &format!("{test}_single"));
+    backend_engines(clock, test)
+        .into_iter()
+        .map(|(backend, batch, dir)| {
+            let at = singles
+                .iter()
+                .position(|(name, ..)| *name == backend)
+                .expect("same backend");
+            let (_, single, single_dir) = singles.remove(at);
+            Pair {
+                backend,
+                batch,
+                single,
+                _dirs: (dir, single_dir),
+            }
+        })
+        .collect()
+}
+
 fn one_by_one(engine: &Engine, bundles: &[&Bundle]) -> Vec<Result<IngestOutcome, String>> {
     bundles
         .iter()
@@ -84,11 +113,13 @@ fn a_batch_equals_one_by_one_ingestion() {
     bundles.push(&changed);
     bundles.push(&examples[0]);
     let clock = TestClock::new("2026-11-20T09:00:00Z");
-    for (backend, batch_engine, _dir) in backend_engines(&clock, "batch_equals") {
-        let (_, single_engine, _single_dir) = backend_engines(&clock, "batch_equals_single")
-            .into_iter()
-            .find(|(name, ..)| *name == backend)
-            .expect("same backend");
+    for Pair {
+        backend,
+        batch: batch_engine,
+        single: single_engine,
+        _dirs,
+    } in engine_pairs(&clock, "batch_equals")
+    {
         let expected = one_by_one(&single_engine, &bundles);
         let actual = batched(&batch_engine, &bundles);
         assert_eq!(actual, expected, "{backend}: outcomes");
@@ -134,11 +165,13 @@ fn a_failing_bundle_gets_its_error_and_the_others_are_stored() {
         .map(|(_, bundle)| *bundle)
         .collect();
     let clock = TestClock::new("2026-11-20T09:00:00Z");
-    for (backend, batch_engine, _dir) in backend_engines(&clock, "batch_failing") {
-        let (_, single_engine, _single_dir) = backend_engines(&clock, "batch_failing_single")
-            .into_iter()
-            .find(|(name, ..)| *name == backend)
-            .expect("same backend");
+    for Pair {
+        backend,
+        batch: batch_engine,
+        single: single_engine,
+        _dirs,
+    } in engine_pairs(&clock, "batch_failing")
+    {
         let results = batch_engine.ingest_bundles(OWNER, &bundles);
         assert_eq!(results.len(), bundles.len());
         for (index, result) in results.iter().enumerate() {
@@ -194,12 +227,13 @@ fn pipelined_batches_equal_one_by_one_ingestion() {
     bundles.extend([&examples[0], &changed, &examples[0], &examples[0]]);
     let clock = TestClock::new("2026-11-20T09:00:00Z");
     for batch in [1, 3] {
-        for (backend, engine, _dir) in backend_engines(&clock, &format!("pipelined_{batch}")) {
-            let (_, single_engine, _single_dir) =
-                backend_engines(&clock, &format!("pipelined_single_{batch}"))
-                    .into_iter()
-                    .find(|(name, ..)| *name == backend)
-                    .expect("same backend");
+        for Pair {
+            backend,
+            batch: engine,
+            single: single_engine,
+            _dirs,
+        } in engine_pairs(&clock, &format!("pipelined_{batch}"))
+        {
             let expected = one_by_one(&single_engine, &bundles);
             assert_eq!(
                 expected[examples.len()..],
@@ -269,11 +303,13 @@ fn a_batchs_transcripts_are_searched_as_one_by_ones() {
     let words = transcript_words(&examples);
     assert!(words.len() > 50, "the examples have transcripts");
     let clock = TestClock::new("2026-11-20T09:00:00Z");
-    for (backend, engine, _dir) in backend_engines(&clock, "batch_search") {
-        let (_, single_engine, _single_dir) = backend_engines(&clock, "batch_search_single")
-            .into_iter()
-            .find(|(name, ..)| *name == backend)
-            .expect("same backend");
+    for Pair {
+        backend,
+        batch: engine,
+        single: single_engine,
+        _dirs,
+    } in engine_pairs(&clock, "batch_search")
+    {
         one_by_one(&single_engine, &bundles);
         let outcomes = pipelined(&engine, &bundles, bundles.len());
         assert!(
