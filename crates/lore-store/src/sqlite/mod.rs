@@ -1792,18 +1792,13 @@ impl<'c> SqliteTx<'c> {
     }
 
     /// A search inside a writing transaction sees that transaction's writes: the queued full-text
-    /// changes are applied first (the reader's snapshots never have any queued).
+    /// changes are applied first (the reader's snapshots never have any queued). A log store's
+    /// ingest also runs it between a batch's meetings (`Tx::index_queued_search`).
     fn flush_search_in_writer(&self) -> StoreResult<()> {
         if self.cache.is_none() {
             flush_search(&self.connection, None)?;
         }
         Ok(())
-    }
-
-    /// Indexes the search documents queued so far in this write transaction, as its commit would
-    /// (deferred deletions stay deferred unless a queued document reuses one's id).
-    fn flush_queued_search(&self) -> StoreResult<()> {
-        flush_search(&self.connection, None)
     }
 
     /// One `INSERT` of `segments` as rows of bound values (`segment_insert_sql`).

@@ -1754,7 +1754,7 @@ impl Tx for LogTx<'_> {
     fn index_queued_search(&mut self) -> StoreResult<()> {
         // Only where a helper runs beside the write; otherwise the commit flushes them.
         if self.lane.is_some() {
-            self.sql_write(|sql| sql.flush_queued_search())?;
+            self.sql_write(|sql| sql.flush_search_in_writer())?;
         }
         Ok(())
     }
