@@ -120,7 +120,7 @@ impl MergeProgress {
 
 /// How long every connection waits for another's lock before it reports the database busy.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-/// The log size above which the thread copies it (and, once writes pause, cuts it).
+/// The log size above which the thread cuts it once writes pause (and a dropped store cuts it).
 const CHECKPOINT_BYTES: u64 = 4 << 20;
 /// While writes follow each other, the thread copies the log into the file only once it has grown
 /// by this much since the thread last did: a page several writes change is copied once, not after
@@ -174,9 +174,7 @@ impl Checkpointer {
                             pending_merge = true;
                             let size = log_bytes(&log);
                             copied_size = copied_size.min(size);
-                            if size > CHECKPOINT_BYTES
-                                && size >= copied_size + CHECKPOINT_GROWTH_BYTES
-                            {
+                            if size >= copied_size + CHECKPOINT_GROWTH_BYTES {
                                 // A checkpoint that cannot run now (busy) is retried at the next
                                 // wake-up; the writer's backstop bounds the log meanwhile.
                                 let busy = connection.query_row(
