@@ -327,12 +327,41 @@ impl Entity {
         self.same_but_derived(other) && self.same_projection(other)
     }
 
+    /// The observation fields (`Observed`).
+    pub fn observed(&self) -> Observed {
+        Observed {
+            first_observed_at: self.first_observed_at,
+            last_observed_at: self.last_observed_at,
+            weight_basis: self.weight_basis,
+            weight_latest: self.weight_latest,
+        }
+    }
+
+    /// Sets the observation fields.
+    pub fn set_observed(&mut self, observed: Observed) {
+        self.first_observed_at = observed.first_observed_at;
+        self.last_observed_at = observed.last_observed_at;
+        self.weight_basis = observed.weight_basis;
+        self.weight_latest = observed.weight_latest;
+    }
+
     /// Whether the two rows have the same projection (current attributes and brief), the derived
     /// fields `same_but_observed` adds to `same_but_derived`.
     pub fn same_projection(&self, other: &Entity) -> bool {
         self.current_attributes == other.current_attributes
             && self.current_brief == other.current_brief
     }
+}
+
+/// An entity's observation fields, derived from its names and its claims' evidence times: the
+/// first and last observation, the L19 weight basis and the latest observation it sums
+/// (`Tx::update_entity_observed` writes them alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Observed {
+    pub first_observed_at: Option<Ts>,
+    pub last_observed_at: Option<Ts>,
+    pub weight_basis: f64,
+    pub weight_latest: Option<Ts>,
 }
 
 /// One observation of a name for an entity, kept so that deleting its source forgets it.

@@ -67,6 +67,26 @@ pub fn weight_basis(mut observations: Vec<(Ts, f64)>) -> (f64, Option<Ts>) {
     (basis, observations.last().map(|(at, _)| *at))
 }
 
+/// `weight_basis` of observations that all weigh `weight`, bit for bit: the same terms summed in
+/// the same order, each distinct time's term computed once (the observations of one meeting share
+/// its time).
+pub fn weight_basis_of_times(mut times: Vec<Ts>, weight: f64) -> (f64, Option<Ts>) {
+    times.sort_unstable();
+    let mut term: Option<(Ts, f64)> = None;
+    let basis = times
+        .iter()
+        .map(|&at| match term {
+            Some((time, value)) if time == at => value,
+            _ => {
+                let value = weight * ((at.0 - WEIGHT_EPOCH_MS) as f64 / HALF_LIFE_MS).exp2();
+                term = Some((at, value));
+                value
+            }
+        })
+        .sum();
+    (basis, times.last().copied())
+}
+
 /// The basis of a single mention at `at`: `weight_basis` of that one observation (a meeting's weight
 /// in graph rankings).
 pub fn mention_basis(at: Ts) -> f64 {
@@ -91,6 +111,38 @@ pub fn weight_from_basis(basis: f64, latest: Option<Ts>, now: Ts) -> Option<f64>
 mod tests {
     use super::*;
     use crate::model::Authority;
+
+    /// L14, L19: the basis of observations of one weight is `weight_basis`'s, bit for bit, in any
+    /// order, with repeated times, and for none at all.
+    #[test]
+    fn the_basis_of_times_is_the_basis_of_their_observations_bit_for_bit() {
+        let day = 86_400_000;
+        let cases: Vec<Vec<Ts>> = vec![
+            vec![],
+            vec![Ts(WEIGHT_EPOCH_MS)],
+            vec![
+                Ts(WEIGHT_EPOCH_MS + 3 * day),
+                Ts(WEIGHT_EPOCH_MS - day),
+                Ts(WEIGHT_EPOCH_MS + 3 * day),
+            ],
+            (0..200)
+                .map(|i| Ts(WEIGHT_EPOCH_MS + (i * 7919 % 97) * day / 3))
+                .collect(),
+        ];
+        for times in cases {
+            let (basis, latest) = weight_basis_of_times(times.clone(), MENTION_WEIGHT);
+            let (want, want_latest) =
+                weight_basis(times.iter().map(|at| (*at, MENTION_WEIGHT)).collect());
+            assert_eq!(basis.to_bits(), want.to_bits(), "{times:?}");
+            assert_eq!(latest, want_latest);
+            let mut reversed = times.clone();
+            reversed.reverse();
+            assert_eq!(
+                weight_basis_of_times(reversed, MENTION_WEIGHT).0.to_bits(),
+                want.to_bits()
+            );
+        }
+    }
 
     fn derived(status: ClaimStatus) -> ClaimDerived {
         ClaimDerived {

@@ -938,8 +938,11 @@ fn an_entity_observed_again_keeps_the_rest_of_its_row(store: &dyn Store) {
     }
     write(store, "alice", |tx| {
         assert_eq!(tx.find_entity("e1")?, Some(stored.clone()));
-        tx.update_entity_observed(&observed)?;
+        tx.update_entity_observed("e1", &observed.observed())?;
         assert_eq!(tx.find_entity("e1")?, Some(observed.clone()));
+        // No stored entity: nothing is written.
+        tx.update_entity_observed("e-none", &observed.observed())?;
+        assert_eq!(tx.find_entity("e-none")?, None);
         Ok(())
     })
     .expect("entity: observed again");

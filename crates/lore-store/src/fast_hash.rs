@@ -1,7 +1,7 @@
-//! A fast, non-cryptographic hasher for the in-memory graph index, whose maps are keyed by the
-//! store's own ids (never by text a client chooses freely) and hashed hundreds of thousands of times
-//! per build: SipHash, the standard library's default, dominated building the index.
-
+//! A fast, non-cryptographic hasher for the in-memory graph index and the engine's per-write maps,
+//! hashed hundreds of thousands of times per build or cascade: SipHash, the standard library's
+//! default, dominated both. Its maps are keyed by the store's own ids, or by slot keys of one
+//! write's own claims (an owner's input can slow only that owner's write, never another's).
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 

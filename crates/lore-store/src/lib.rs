@@ -21,6 +21,7 @@ pub mod testing;
 #[cfg(feature = "postgres")]
 pub use postgres::{search_candidates_statement, PostgresStore};
 
+pub use fast_hash::{FastMap, FastSet};
 pub use graph_adjacency::{
     AdjLink, Adjacency, EdgeInfo, GraphNodeInfo, LinkFilter, Runs, GRAPH_SCAN_LIMIT,
 };
@@ -521,10 +522,16 @@ pub trait Tx {
     // Entities.
     fn upsert_entity(&mut self, entity: &Entity) -> StoreResult<()>;
     /// Writes a stored entity's observation fields (first and last observation, weight basis and
-    /// latest) from `entity`, whose other fields are the stored row's (`Entity::same_but_observed`):
-    /// the rebuild of an entity a write only mentions. Backends may write the whole row.
-    fn update_entity_observed(&mut self, entity: &Entity) -> StoreResult<()> {
-        self.upsert_entity(entity)
+    /// latest), the rest of its row unchanged: the rebuild of an entity a write only mentions. No
+    /// stored entity: nothing changes.
+    fn update_entity_observed(&mut self, id: &str, observed: &Observed) -> StoreResult<()> {
+        match self.find_entity(id)? {
+            Some(mut entity) => {
+                entity.set_observed(*observed);
+                self.upsert_entity(&entity)
+            }
+            None => Ok(()),
+        }
     }
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>>;
     /// Points an entity id that another replaced (a person re-keyed when its anchor identifier

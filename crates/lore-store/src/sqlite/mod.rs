@@ -2162,7 +2162,7 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn update_entity_observed(&mut self, e: &Entity) -> StoreResult<()> {
+    fn update_entity_observed(&mut self, id: &str, observed: &Observed) -> StoreResult<()> {
         // Four columns instead of the whole row: no JSON column serialized again, no conflict
         // path, and no trigger on the names run (BENCHMARKS.md, twentieth round).
         self.exec(
@@ -2170,14 +2170,17 @@ impl Tx for SqliteTx<'_> {
              weight_latest = ?6 WHERE owner = ?1 AND id = ?2",
             params![
                 self.owner,
-                e.id,
-                e.first_observed_at.map(|t| t.0),
-                e.last_observed_at.map(|t| t.0),
-                e.weight_basis,
-                e.weight_latest.map(|t| t.0)
+                id,
+                observed.first_observed_at.map(|t| t.0),
+                observed.last_observed_at.map(|t| t.0),
+                observed.weight_basis,
+                observed.weight_latest.map(|t| t.0)
             ],
         )?;
-        self.entities.insert(e.id.clone(), Some(e.clone()));
+        // The transaction's copy of the row, when it holds one, follows.
+        if let Some(Some(entity)) = self.entities.get_mut(id) {
+            entity.set_observed(*observed);
+        }
         Ok(())
     }
 

@@ -329,6 +329,12 @@ struct_codec!(Entity {
     weight_basis,
     weight_latest,
 });
+struct_codec!(Observed {
+    first_observed_at,
+    last_observed_at,
+    weight_basis,
+    weight_latest,
+});
 struct_codec!(Alias {
     entity,
     alias,

@@ -73,13 +73,23 @@ pub(crate) enum Key {
     IdentifierSource(String, String, String, String),
 }
 
-/// One change to the knowledge: a row written (inserted or replaced whole), a row removed, or
-/// everything cleared (the first operation of a compacted log).
+/// One change to the knowledge: a row written (inserted or replaced whole), a row removed, an
+/// entity's observation fields written (the rest of its row unchanged), or everything cleared (the
+/// first operation of a compacted log).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Op {
     Put(Row),
     Del(Key),
+    Observe(Box<EntityObserved>),
     Reset,
+}
+
+/// An entity's observation fields, written alone (`Op::Observe`): the rebuild of an entity a write
+/// only mentions changes nothing else of its row, which then is neither copied nor logged whole.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct EntityObserved {
+    pub(crate) entity: String,
+    pub(crate) observed: Observed,
 }
 
 impl Row {
@@ -257,6 +267,14 @@ impl Knowledge {
                 })
             }
             Op::Del(key) => self.remove(&key).map(Op::Put),
+            Op::Observe(mut change) => {
+                let entity = self.entities.get_mut(&change.entity)?;
+                let old = entity.observed();
+                entity.set_observed(change.observed);
+                self.pages.forget(&change.entity);
+                change.observed = old;
+                Some(Op::Observe(change))
+            }
             Op::Reset => {
                 *self = Knowledge::default();
                 None
@@ -841,6 +859,7 @@ fn sorted<K: Ord + Clone + Hash, V: Clone, S>(map: &HashMap<K, V, S>) -> BTreeMa
 const OP_PUT: u8 = 1;
 const OP_DEL: u8 = 2;
 const OP_RESET: u8 = 3;
+const OP_OBSERVE: u8 = 4;
 
 macro_rules! tags {
     ($($name:ident = $value:expr),+ $(,)?) => { $(const $name: u8 = $value;)+ };
@@ -868,6 +887,11 @@ impl Codec for Op {
     fn encode(&self, w: &mut Writer) {
         match self {
             Op::Reset => w.byte(OP_RESET),
+            Op::Observe(change) => {
+                w.byte(OP_OBSERVE);
+                w.put(&change.entity);
+                w.put(&change.observed);
+            }
             Op::Put(row) => {
                 w.byte(OP_PUT);
                 match row {
@@ -1036,6 +1060,12 @@ impl Codec for Op {
         if op == OP_RESET {
             return Ok(Op::Reset);
         }
+        if op == OP_OBSERVE {
+            return Ok(Op::Observe(Box::new(EntityObserved {
+                entity: r.get()?,
+                observed: r.get()?,
+            })));
+        }
         let table = r.byte()?;
         match op {
             OP_PUT => Ok(Op::Put(match table {
@@ -1182,8 +1212,21 @@ mod tests {
             Op::Put(Row::Alias(alias("e2", "Ann", "m1"))),
             Op::Del(Key::Alias("e1".into(), "Ann".into(), "m1".into())),
             Op::Put(Row::Entity(Box::new(sample_entity("e2")))),
+            Op::Observe(Box::new(EntityObserved {
+                entity: "e1".into(),
+                observed: Observed {
+                    first_observed_at: Some(Ts(1)),
+                    last_observed_at: Some(Ts(99)),
+                    weight_basis: 2.5,
+                    weight_latest: Some(Ts(99)),
+                },
+            })),
             Op::Del(Key::Entity("e1".into())),
             Op::Del(Key::Entity("nothing".into())),
+            Op::Observe(Box::new(EntityObserved {
+                entity: "nothing".into(),
+                observed: Observed::default(),
+            })),
         ] {
             undo.extend(k.apply(op));
         }
@@ -1214,6 +1257,15 @@ mod tests {
                 "g".into(),
             )),
             Op::Del(Key::Status("c1".into(), 3)),
+            Op::Observe(Box::new(EntityObserved {
+                entity: "e1".into(),
+                observed: Observed {
+                    first_observed_at: Some(Ts(-4)),
+                    last_observed_at: None,
+                    weight_basis: 0.1 + 0.2,
+                    weight_latest: Some(Ts(i64::MAX)),
+                },
+            })),
         ];
         assert_eq!(decode_ops(&encode_ops(&ops)).unwrap(), ops);
         assert!(decode_ops(&[1, 9, 9]).is_err());

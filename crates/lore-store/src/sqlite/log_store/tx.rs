@@ -15,7 +15,7 @@ use lore_core::Ts;
 use rusqlite::params;
 
 use super::codec::Writer;
-use super::tables::{Key, Knowledge, Op, Row};
+use super::tables::{EntityObserved, Key, Knowledge, Op, Row};
 use super::OwnerState;
 use crate::sqlite::{ConnRef, SqliteTx};
 use crate::{StoreError, StoreResult, Tx};
@@ -346,15 +346,22 @@ impl LogTx<'_> {
             return self.writable().map(|_| ());
         }
         self.apply(Op::Del(key))?;
-        let still_said = self
-            .k()
-            .aliases
-            .get(entity)
-            .is_some_and(|names| names.keys().any(|(name, _)| name == alias));
-        if !still_said {
+        if !self.says_name(entity, alias) {
             self.sync_entity_document(entity)?;
         }
         Ok(())
+    }
+
+    /// Whether some meeting calls the entity by this name. Its names are ordered by name, then
+    /// meeting: the first at or after `(alias, "")` tells.
+    fn says_name(&self, entity: &str, alias: &str) -> bool {
+        let from = (alias.to_string(), String::new());
+        self.k().aliases.get(entity).is_some_and(|names| {
+            names
+                .range(&from..)
+                .next()
+                .is_some_and(|((name, _), _)| name == alias)
+        })
     }
 
     fn participants_of(&self, meeting: &str) -> Vec<Participant> {
@@ -614,16 +621,15 @@ impl Tx for LogTx<'_> {
         Ok(())
     }
 
-    fn update_entity_observed(&mut self, entity: &Entity) -> StoreResult<()> {
-        let Some(mut stored) = self.k().entities.get(&entity.id).cloned() else {
+    fn update_entity_observed(&mut self, id: &str, observed: &Observed) -> StoreResult<()> {
+        if !self.k().entities.contains_key(id) {
             // The tables' UPDATE of no row changes nothing.
             return self.writable().map(|_| ());
-        };
-        stored.first_observed_at = entity.first_observed_at;
-        stored.last_observed_at = entity.last_observed_at;
-        stored.weight_basis = entity.weight_basis;
-        stored.weight_latest = entity.weight_latest;
-        self.put(Row::Entity(Box::new(stored)))
+        }
+        self.apply(Op::Observe(Box::new(EntityObserved {
+            entity: id.to_string(),
+            observed: *observed,
+        })))
     }
 
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>> {
@@ -734,11 +740,7 @@ impl Tx for LogTx<'_> {
             return Ok(());
         }
         self.require_entity(&alias.entity, "name of no entity")?;
-        let new_name = !self
-            .k()
-            .aliases
-            .get(&alias.entity)
-            .is_some_and(|names| names.keys().any(|(name, _)| *name == alias.alias));
+        let new_name = !self.says_name(&alias.entity, &alias.alias);
         self.put(Row::Alias(alias.clone()))?;
         if new_name {
             self.sync_entity_document(&alias.entity)?;
