@@ -63,6 +63,35 @@ pub struct SlotClaim {
     pub supersedes: Vec<String>,
 }
 
+impl SlotClaim {
+    /// The claim as the rules read it, borrowed.
+    pub fn view(&self) -> ClaimView<'_> {
+        ClaimView {
+            id: &self.id,
+            group_key: &self.group_key,
+            retracted: self.retracted,
+            explicit_valid_from: self.explicit_valid_from,
+            explicit_valid_to: self.explicit_valid_to,
+            evidence: self.evidence.iter().collect(),
+            supersedes: self.supersedes.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// One claim of the slot as the rules read it, borrowed from wherever its rows are kept: a status
+/// history replay evaluates the slot at every instant over the facts recorded by then without
+/// copying them (`evaluate_views`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimView<'a> {
+    pub id: &'a str,
+    pub group_key: &'a str,
+    pub retracted: bool,
+    pub explicit_valid_from: Option<Ts>,
+    pub explicit_valid_to: Option<Ts>,
+    pub evidence: Vec<&'a SlotEvidence>,
+    pub supersedes: Vec<&'a str>,
+}
+
 /// An explicit `supersedes` link that was not applied, and why (L9).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DroppedLink {
@@ -112,6 +141,10 @@ fn timeline_key(evidence: &SlotEvidence) -> (Ts, i64, u8, &str) {
 /// A claim's authority is the strongest authority among its evidence (a first-party confirmation of an
 /// assistant's guess makes it first-party; deleting that confirmation makes it a guess again).
 pub fn claim_authority(claim: &SlotClaim) -> Authority {
+    view_authority(&claim.view())
+}
+
+fn view_authority(claim: &ClaimView) -> Authority {
     claim
         .evidence
         .iter()
@@ -121,7 +154,7 @@ pub fn claim_authority(claim: &SlotClaim) -> Authority {
 }
 
 struct Working<'a> {
-    claim: &'a SlotClaim,
+    claim: &'a ClaimView<'a>,
     authority: Authority,
     eligible: bool,
     /// Support evidence that enters the timeline (after L7 exclusions).
@@ -134,11 +167,17 @@ struct Working<'a> {
 
 /// Computes the derived state of every claim in one slot.
 pub fn evaluate_slot(claims: &[SlotClaim]) -> SlotOutcome {
+    let views: Vec<ClaimView> = claims.iter().map(SlotClaim::view).collect();
+    evaluate_views(&views)
+}
+
+/// `evaluate_slot` over borrowed claims.
+pub fn evaluate_views(claims: &[ClaimView]) -> SlotOutcome {
     let mut working: BTreeMap<&str, Working> = BTreeMap::new();
     for claim in claims {
-        let authority = claim_authority(claim);
+        let authority = view_authority(claim);
         working.insert(
-            claim.id.as_str(),
+            claim.id,
             Working {
                 claim,
                 authority,
@@ -151,16 +190,13 @@ pub fn evaluate_slot(claims: &[SlotClaim]) -> SlotOutcome {
         );
     }
 
-    let groups: BTreeSet<&str> = claims
-        .iter()
-        .map(|claim| claim.group_key.as_str())
-        .collect();
+    let groups: BTreeSet<&str> = claims.iter().map(|claim| claim.group_key).collect();
     let mut holders: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     for group in groups {
         let members: Vec<&str> = claims
             .iter()
             .filter(|claim| claim.group_key == group)
-            .map(|claim| claim.id.as_str())
+            .map(|claim| claim.id)
             .collect();
         select_timeline_evidence(&mut working, &members);
         let holder = walk_timeline(&mut working, &members);
@@ -169,8 +205,8 @@ pub fn evaluate_slot(claims: &[SlotClaim]) -> SlotOutcome {
 
     let mut states: BTreeMap<String, ClaimDerived> = BTreeMap::new();
     for claim in claims {
-        let holder = holders.get(claim.group_key.as_str()).copied().flatten();
-        states.insert(claim.id.clone(), derive_state(&working, claim, holder));
+        let holder = holders.get(claim.group_key).copied().flatten();
+        states.insert(claim.id.to_string(), derive_state(&working, claim, holder));
     }
     let dropped_links = apply_explicit_links(claims, &working, &mut states);
     SlotOutcome {
@@ -189,7 +225,7 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
         if !entry.eligible {
             continue;
         }
-        for evidence in &entry.claim.evidence {
+        for &evidence in &entry.claim.evidence {
             if evidence.kind != EvidenceKind::Support {
                 continue;
             }
@@ -230,6 +266,7 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
             .claim
             .evidence
             .iter()
+            .copied()
             .filter(|evidence| evidence.kind == EvidenceKind::Support)
             .filter(|evidence| {
                 !evidence
@@ -306,7 +343,7 @@ fn walk_timeline<'a>(
                 .evidence
                 .iter()
                 .filter(|evidence| evidence.kind == EvidenceKind::Termination)
-                .map(|evidence| (evidence, claim_id)),
+                .map(|evidence| (*evidence, claim_id)),
         );
     }
     events.sort_by(|a, b| {
@@ -366,10 +403,10 @@ fn close_last_period(entry: &mut Working, at: Ts) {
 
 fn derive_state(
     working: &BTreeMap<&str, Working>,
-    claim: &SlotClaim,
+    claim: &ClaimView,
     holder: Option<&str>,
 ) -> ClaimDerived {
-    let entry = &working[claim.id.as_str()];
+    let entry = &working[claim.id];
     let first_observed_at = claim.evidence.iter().map(|e| e.observed_at).min();
     let last_observed_at = claim.evidence.iter().map(|e| e.observed_at).max();
     let first_support = claim
@@ -415,6 +452,7 @@ fn derive_state(
             .iter()
             .filter(|e| e.kind == EvidenceKind::Termination)
             .min_by(|a, b| timeline_key(a).cmp(&timeline_key(b)))
+            .copied()
             .expect("a termination");
         derived.status = ClaimStatus::Expired;
         derived.valid_to = Some(ending.observed_at);
@@ -426,7 +464,7 @@ fn derive_state(
         return derived;
     }
 
-    if holder == Some(claim.id.as_str()) {
+    if holder == Some(claim.id) {
         derived.status = ClaimStatus::Active;
     } else if let Some((at, outcome)) = entry.closed_by_termination {
         derived.status = ClaimStatus::Expired;
@@ -451,7 +489,7 @@ fn derive_state(
 /// The claim whose evidence next follows this claim's last evidence, with at least its authority (L4, L8).
 fn next_superseder<'a>(
     working: &BTreeMap<&'a str, Working<'a>>,
-    claim: &SlotClaim,
+    claim: &ClaimView,
     entry: &Working,
 ) -> Option<(&'a str, Ts)> {
     let last_own = entry
@@ -462,7 +500,7 @@ fn next_superseder<'a>(
     working
         .iter()
         .filter(|(id, other)| {
-            **id != claim.id.as_str()
+            **id != claim.id
                 && other.eligible
                 && other.claim.group_key == claim.group_key
                 && other.authority >= entry.authority
@@ -480,7 +518,7 @@ fn next_superseder<'a>(
 /// Sets `valid_from`/`valid_to` from periods and the claim's explicit validity (L11).
 fn finish(
     mut derived: ClaimDerived,
-    claim: &SlotClaim,
+    claim: &ClaimView,
     working: &BTreeMap<&str, Working>,
 ) -> ClaimDerived {
     if let Some(explicit_from) = claim.explicit_valid_from {
@@ -518,24 +556,19 @@ fn finish(
 
 /// L9: applies explicit `supersedes` links that pass every check; returns those dropped with a reason.
 fn apply_explicit_links(
-    claims: &[SlotClaim],
+    claims: &[ClaimView],
     working: &BTreeMap<&str, Working>,
     states: &mut BTreeMap<String, ClaimDerived>,
 ) -> Vec<DroppedLink> {
-    let mut links: Vec<(&SlotClaim, &str)> = claims
+    let mut links: Vec<(&ClaimView, &str)> = claims
         .iter()
-        .flat_map(|claim| {
-            claim
-                .supersedes
-                .iter()
-                .map(move |target| (claim, target.as_str()))
-        })
+        .flat_map(|claim| claim.supersedes.iter().map(move |target| (claim, *target)))
         .collect();
     links.sort_by(|a, b| {
-        let last = |claim: &SlotClaim| states[&claim.id].last_observed_at;
+        let last = |claim: &ClaimView| states[claim.id].last_observed_at;
         last(a.0)
             .cmp(&last(b.0))
-            .then_with(|| a.0.id.cmp(&b.0.id))
+            .then_with(|| a.0.id.cmp(b.0.id))
             .then_with(|| a.1.cmp(b.1))
     });
     links.dedup_by(|a, b| a.0.id == b.0.id && a.1 == b.1);
@@ -543,7 +576,7 @@ fn apply_explicit_links(
     let mut dropped = Vec::new();
     for (claim, target) in links {
         let drop = |reason: String| DroppedLink {
-            claim: claim.id.clone(),
+            claim: claim.id.to_string(),
             target: target.to_string(),
             reason,
         };
@@ -557,7 +590,7 @@ fn apply_explicit_links(
             ));
             continue;
         };
-        let new_state = states[&claim.id].clone();
+        let new_state = states[claim.id].clone();
         if matches!(
             new_state.status,
             ClaimStatus::Provisional | ClaimStatus::Retracted
@@ -569,17 +602,15 @@ fn apply_explicit_links(
             dropped.push(drop("superseding claim is older than its target".into()));
             continue;
         }
-        let (new_authority, target_authority) = (
-            working[claim.id.as_str()].authority,
-            working[target].authority,
-        );
+        let (new_authority, target_authority) =
+            (working[claim.id].authority, working[target].authority);
         if new_authority.cmp(&target_authority) == Ordering::Less {
             dropped.push(drop(format!(
                 "{new_authority} claim cannot supersede a {target_authority} claim"
             )));
             continue;
         }
-        if reaches(states, &claim.id, target) {
+        if reaches(states, claim.id, target) {
             dropped.push(drop("link would create a supersession cycle".into()));
             continue;
         }
@@ -592,7 +623,7 @@ fn apply_explicit_links(
             .expect("both claims have evidence");
         let entry = states.get_mut(target).expect("target state");
         entry.status = ClaimStatus::Superseded;
-        entry.superseded_by = Some(claim.id.clone());
+        entry.superseded_by = Some(claim.id.to_string());
         entry.superseded_at = Some(at);
         entry.valid_to = Some(entry.valid_to.map_or(at, |to| to.min(at)));
         if let Some(period) = entry.periods.last_mut() {

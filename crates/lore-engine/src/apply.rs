@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use lore_core::ids::short_id;
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
-use lore_core::reading::{weight_basis, MENTION_WEIGHT};
-use lore_core::slot::{evaluate_slot, SlotClaim};
+use lore_core::reading::{weight_basis_of_times, MENTION_WEIGHT};
+use lore_core::slot::{evaluate_views, ClaimView};
 use lore_core::Ts;
+use lore_store::FastMap;
 use lore_store::{EncodedRevision, SlotFact, Tx};
 use serde_json::{json, Value};
 
@@ -41,11 +42,11 @@ pub struct Changes {
     /// change itself: no fact is recorded now, so the replay reaches the settled state at an earlier
     /// instant and would remove every row settling recorded.
     pub replays_history: bool,
-    pub loaded_slots: HashMap<SlotKey, LoadedSlot>,
+    pub loaded_slots: FastMap<SlotKey, LoadedSlot>,
     /// For each slot that lost evidence rows (`remove_evidence`), the earliest time one of them was
     /// recorded: before it, the slot's facts as they were recorded are unchanged, so its status
     /// history needs replaying from there on only (`temporal::rebuild_slot_histories`).
-    pub erased_from: HashMap<SlotKey, Ts>,
+    pub erased_from: FastMap<SlotKey, Ts>,
     /// A claim moved to another entity (`identity::repoint_claim`): its facts changed at every
     /// time, so every touched slot's history is replayed whole.
     pub claims_repointed: bool,
@@ -146,7 +147,7 @@ impl Snap {
 /// supersedes links.
 pub struct LoadedSlot {
     pub claims: Vec<Claim>,
-    pub evidence: HashMap<String, Vec<SlotFact>>,
+    pub evidence: FastMap<String, Vec<SlotFact>>,
     pub links: Vec<SupersedesLink>,
 }
 
@@ -273,23 +274,33 @@ impl Changes {
     }
 
     /// Hashes the content-carrying keys `erase` picks (in both snapshots, so a row's first and
-    /// last states stay under one key) and cuts their first states to identifying fields.
+    /// last states stay under one key; each key is hashed once) and cuts their first states to
+    /// identifying fields. The maps are changed in place: only renamed keys move.
     fn erase_where(&mut self, erase: impl Fn(&str) -> bool) {
-        let rename = |key: String| match erase(&key) {
-            true => erased_key(key),
-            false => key,
-        };
-        self.after = std::mem::take(&mut self.after)
-            .into_iter()
-            .map(|(key, row)| (rename(key), row))
+        for (key, row) in self.before.iter_mut() {
+            if erase(key) {
+                let first = std::mem::replace(row, Snap::Json(Value::Null));
+                *row = Snap::Json(first.into_identifying());
+            }
+        }
+        let renamed: Vec<(String, String)> = self
+            .before
+            .keys()
+            .chain(
+                self.after
+                    .keys()
+                    .filter(|key| !self.before.contains_key(*key)),
+            )
+            .filter(|key| erase(key))
+            .filter_map(|key| erased_key_of(key).map(|erased| (key.clone(), erased)))
             .collect();
-        self.before = std::mem::take(&mut self.before)
-            .into_iter()
-            .map(|(key, row)| match erase(&key) {
-                true => (erased_key(key), Snap::Json(row.into_identifying())),
-                false => (key, row),
-            })
-            .collect();
+        for (key, erased) in renamed {
+            for rows in [&mut self.before, &mut self.after] {
+                if let Some(row) = rows.remove(&key) {
+                    rows.insert(erased.clone(), row);
+                }
+            }
+        }
     }
 
     /// The keys of the rows this mutation removed (their last state is absent), as recorded.
@@ -303,9 +314,9 @@ impl Changes {
 
     /// From when each touched slot's status history must be replayed (none: from its start):
     /// `erased_from`, unless a claim moved between entities.
-    pub fn history_replay_from(&self) -> HashMap<SlotKey, Ts> {
+    pub fn history_replay_from(&self) -> FastMap<SlotKey, Ts> {
         match self.claims_repointed {
-            true => HashMap::new(),
+            true => FastMap::default(),
             false => self.erased_from.clone(),
         }
     }
@@ -457,11 +468,16 @@ const KEYS_WITH_CONTENT: &[&str] = &[
 /// A snapshot key with what follows the table name hashed when it carries content (once: a hashed
 /// key stays as it is).
 fn erased_key(key: String) -> String {
+    erased_key_of(&key).unwrap_or(key)
+}
+
+/// `erased_key` for a key that changes; `None` for one that stays.
+fn erased_key_of(key: &str) -> Option<String> {
     match key.split_once(':') {
         Some((table, rest)) if KEYS_WITH_CONTENT.contains(&table) && !rest.starts_with('#') => {
-            format!("{table}:#{}", short_id("", &[rest]))
+            Some(format!("{table}:#{}", short_id("", &[rest])))
         }
-        _ => key,
+        _ => None,
     }
 }
 
@@ -642,7 +658,7 @@ pub fn rebuild_entities(tx: &mut dyn Tx, changes: &mut Changes) -> EngineResult<
     // Entities only mentioned keep their projection unless their display name changes.
     let mut projection_kept: BTreeSet<String> = mentioned.difference(&pending).cloned().collect();
     pending.extend(mentioned);
-    let mut names = Names::new();
+    let mut names = Names::default();
     let mut renamed = BTreeSet::new();
     while !pending.is_empty() {
         let mut showing = BTreeSet::new();
@@ -695,45 +711,37 @@ pub fn touch_replaced_entity(
 
 /// Display names of entities read while settling, kept current as entities are rewritten, so that a
 /// hub linked from many rebuilt entities is read once per mutation, not once per rebuild.
-type Names = std::collections::HashMap<String, String>;
+type Names = FastMap<String, String>;
 
-/// Loads one slot's claims as the rules see them.
-pub fn load_slot(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<(Vec<Claim>, Vec<SlotClaim>)> {
-    let loaded = LoadedSlot::read(tx, slot)?;
-    let slot_claims = slot_claims_of(&loaded);
-    Ok((loaded.claims, slot_claims))
-}
-
-/// The rules' view of a slot's claims.
-fn slot_claims_of(loaded: &LoadedSlot) -> Vec<SlotClaim> {
-    let mut links_by_claim: HashMap<&str, Vec<String>> = HashMap::new();
+/// The rules' view of a slot's claims, borrowed from what was read.
+pub fn slot_views(loaded: &LoadedSlot) -> Vec<ClaimView<'_>> {
+    let mut links_by_claim: FastMap<&str, Vec<&str>> = FastMap::default();
     for link in &loaded.links {
         links_by_claim
             .entry(link.claim.as_str())
             .or_default()
-            .push(link.target.clone());
+            .push(link.target.as_str());
     }
-    let mut slot_claims = Vec::with_capacity(loaded.claims.len());
+    let mut views = Vec::with_capacity(loaded.claims.len());
     for claim in &loaded.claims {
         let evidence = loaded
             .evidence
             .get(&claim.id)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        let mut supersedes: Vec<String> =
-            links_by_claim.remove(claim.id.as_str()).unwrap_or_default();
+        let mut supersedes = links_by_claim.remove(claim.id.as_str()).unwrap_or_default();
         supersedes.dedup();
-        slot_claims.push(SlotClaim {
-            id: claim.id.clone(),
-            group_key: claim.group_key.clone(),
+        views.push(ClaimView {
+            id: &claim.id,
+            group_key: &claim.group_key,
             retracted: claim.retracted_at.is_some(),
             explicit_valid_from: claim.explicit_valid_from,
             explicit_valid_to: claim.explicit_valid_to,
-            evidence: evidence.iter().map(|fact| fact.evidence.clone()).collect(),
+            evidence: evidence.iter().map(|fact| &fact.evidence).collect(),
             supersedes,
         });
     }
-    slot_claims
+    views
 }
 
 /// The rules' view of the evidence of a slot's claims, by claim, each claim's rows as
@@ -742,17 +750,17 @@ pub fn slot_evidence_by_claim(
     tx: &mut dyn Tx,
     slot: &SlotKey,
     claims: &[Claim],
-) -> EngineResult<HashMap<String, Vec<SlotFact>>> {
+) -> EngineResult<FastMap<String, Vec<SlotFact>>> {
     if claims.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(FastMap::default());
     }
     Ok(group_by_claim(tx.list_slot_facts(slot)?, |row| &row.claim))
 }
 
 /// Rows of a slot's claims (evidence, status history, supersedes links) grouped by their claim, in
 /// the order they were read.
-pub fn group_by_claim<T>(rows: Vec<T>, claim: fn(&T) -> &String) -> HashMap<String, Vec<T>> {
-    let mut by_claim: HashMap<String, Vec<T>> = HashMap::new();
+pub fn group_by_claim<T>(rows: Vec<T>, claim: fn(&T) -> &String) -> FastMap<String, Vec<T>> {
+    let mut by_claim: FastMap<String, Vec<T>> = FastMap::default();
     for row in rows {
         by_claim.entry(claim(&row).clone()).or_default().push(row);
     }
@@ -769,7 +777,7 @@ fn reevaluate_slot(
     if loaded.claims.is_empty() {
         return Ok(());
     }
-    let outcome = evaluate_slot(&slot_claims_of(&loaded));
+    let outcome = evaluate_views(&slot_views(&loaded));
     let claims = &loaded.claims;
     for dropped in &outcome.dropped_links {
         let message = format!(
@@ -892,6 +900,23 @@ fn refresh_entity_with(
         || entity.manual_brief.is_some()
         || entity.pinned
         || !entity.do_not_merge_with.is_empty();
+    // Most entities a mutation reaches are only mentioned, and keep their name: only their
+    // observation fields are derived again and written, without copying the row.
+    if claims_unchanged && !changes.keep_derived_entity_fields {
+        let (alias_bounds, observations) = tx.entity_observations(id)?;
+        let name_kept = alias_bounds
+            .as_ref()
+            .is_none_or(|(first, _, _)| *first == entity.canonical_name);
+        // Neither named nor observed: the general path below may delete it.
+        if name_kept && !observations.is_empty() {
+            let observed = observed_fields(&alias_bounds, observations, None);
+            if observed != entity.observed() {
+                tx.update_entity_observed(id, &observed)?;
+                changes.derived_only = true;
+            }
+            return Ok(false);
+        }
+    }
     // The rebuild reads the entity's names and its claims (or their evidence) anyway; either one is
     // a reference, so the count of every kind of reference is only needed when both are gone.
     let kept = match claims_unchanged {
@@ -930,7 +955,7 @@ fn refresh_entity_with(
         // `same_but_observed`, with the comparison of the underived fields made once for both uses.
         let same_but_derived = rebuilt.same_but_derived(&entity);
         match same_but_derived && rebuilt.same_projection(&entity) {
-            true => tx.update_entity_observed(&rebuilt)?,
+            true => tx.update_entity_observed(id, &rebuilt.observed())?,
             false => tx.upsert_entity(&rebuilt)?,
         }
         names.insert(id.to_string(), rebuilt.display_name().to_string());
@@ -949,7 +974,7 @@ fn refresh_entity_with(
 
 /// What an entity's derived fields should be, computed from its aliases and claims alone.
 pub fn rebuild_entity(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Entity> {
-    Ok(rebuild_entity_with(tx, entity, &mut Names::new())?.0)
+    Ok(rebuild_entity_with(tx, entity, &mut Names::default())?.0)
 }
 
 /// The rebuild, reading linked entities' names through `names`; also whether the entity has a name
@@ -969,7 +994,7 @@ fn rebuild_entity_with(
             .flatten()
     };
     let bounds = (claim_times().min(), claim_times().max());
-    derive_observed(&mut rebuilt, &alias_bounds, observations, bounds);
+    derive_observed(&mut rebuilt, &alias_bounds, observations, Some(bounds));
 
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for claim in &claims {
@@ -1021,14 +1046,10 @@ fn rebuild_entity_with(
 /// tombstone, a link, a task): its caller counts every kind of reference before deleting it.
 fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option<(Entity, bool)>> {
     let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
-    let bounds = (
-        observations.iter().min().copied(),
-        observations.iter().max().copied(),
-    );
     // The names' times are among the observations.
     let named_or_observed = !observations.is_empty();
     let mut rebuilt = entity.clone();
-    derive_observed(&mut rebuilt, &alias_bounds, observations, bounds);
+    derive_observed(&mut rebuilt, &alias_bounds, observations, None);
     if rebuilt.display_name() != entity.display_name() {
         return Ok(None);
     }
@@ -1036,17 +1057,34 @@ fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option
 }
 
 /// An entity's fields derived from its names and observations: the canonical name (its earliest
-/// name), the first and last observation (of its names and its claims' time bounds, the earliest
-/// and the latest of them in `claims`) and the L19 weight basis.
+/// name) and `observed_fields`.
 fn derive_observed(
     rebuilt: &mut Entity,
     alias_bounds: &Option<(String, Ts, Ts)>,
     observations: Vec<Ts>,
-    claims: (Option<Ts>, Option<Ts>),
+    claims: Option<(Option<Ts>, Option<Ts>)>,
 ) {
     if let Some((first_alias, _, _)) = alias_bounds {
         rebuilt.canonical_name = first_alias.clone();
     }
+    rebuilt.set_observed(observed_fields(alias_bounds, observations, claims));
+}
+
+/// The first and last observation (of the entity's names and its claims' time bounds, the earliest
+/// and the latest of them in `claims`; `None`: those of `observations`, which hold every evidence
+/// time of the entity's claims, see `rebuild_observations`) and the L19 weight basis of the
+/// observations.
+fn observed_fields(
+    alias_bounds: &Option<(String, Ts, Ts)>,
+    observations: Vec<Ts>,
+    claims: Option<(Option<Ts>, Option<Ts>)>,
+) -> Observed {
+    let claims = claims.unwrap_or_else(|| {
+        (
+            observations.iter().min().copied(),
+            observations.iter().max().copied(),
+        )
+    });
     let observed = alias_bounds
         .iter()
         .flat_map(|(_, first, last)| [*first, *last])
@@ -1057,14 +1095,13 @@ fn derive_observed(
         first = Some(first.map_or(at, |f| f.min(at)));
         last = Some(last.map_or(at, |l| l.max(at)));
     }
-    rebuilt.first_observed_at = first;
-    rebuilt.last_observed_at = last;
-    (rebuilt.weight_basis, rebuilt.weight_latest) = weight_basis(
-        observations
-            .into_iter()
-            .map(|at| (at, MENTION_WEIGHT))
-            .collect(),
-    );
+    let (weight_basis, weight_latest) = weight_basis_of_times(observations, MENTION_WEIGHT);
+    Observed {
+        first_observed_at: first,
+        last_observed_at: last,
+        weight_basis,
+        weight_latest,
+    }
 }
 
 /// L13: removes evidence rows, then every non-manual claim left without evidence (retraction
@@ -1083,7 +1120,7 @@ pub fn remove_evidence(
         claim_ids.insert(row.claim.clone());
     }
     let claim_ids: Vec<String> = claim_ids.into_iter().collect();
-    let mut earliest: HashMap<&str, Ts> = HashMap::new();
+    let mut earliest: FastMap<&str, Ts> = FastMap::default();
     for row in evidence {
         let at = earliest
             .entry(row.claim.as_str())

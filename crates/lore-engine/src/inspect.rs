@@ -4,11 +4,11 @@
 use std::collections::BTreeSet;
 
 use lore_core::model::*;
-use lore_core::slot::evaluate_slot;
+use lore_core::slot::evaluate_views;
 use lore_store::Tx;
 use serde_json::{json, Value};
 
-use crate::apply::{load_slot, rebuild_entity};
+use crate::apply::{rebuild_entity, slot_views, LoadedSlot};
 use crate::{Engine, EngineResult};
 
 /// A status history as `--known-at` reads it: at each instant its last row, and only where the state
@@ -69,9 +69,9 @@ pub fn check_invariants(engine: &Engine, owner: &str) -> EngineResult<Vec<String
         let claims = tx.list_claims()?;
         let slots: BTreeSet<SlotKey> = claims.iter().map(Claim::slot).collect();
         for slot in &slots {
-            let (stored, slot_claims) = load_slot(tx, slot)?;
-            let outcome = evaluate_slot(&slot_claims);
-            for claim in &stored {
+            let loaded = LoadedSlot::read(tx, slot)?;
+            let outcome = evaluate_views(&slot_views(&loaded));
+            for claim in &loaded.claims {
                 if outcome.states[&claim.id] != claim.derived {
                     problems.push(format!(
                         "claim {} ({} {}) stored {:?} but rules give {:?}",

@@ -2,15 +2,15 @@
 //! Lore believed at T, from the status history), both combined, and the erasure rule that keeps the
 //! history from remembering a deleted source.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
 use lore_core::reading::{deadline_state, effective_status};
-use lore_core::slot::{evaluate_slot, SlotClaim, SlotEvidence};
+use lore_core::slot::{evaluate_views, ClaimView, SlotEvidence};
 use lore_core::temporal::is_valid_at;
 use lore_core::Ts;
-use lore_store::{SlotFact, Tx};
+use lore_store::{FastMap, SlotFact, Tx};
 use serde::Serialize;
 
 use crate::apply::{group_by_claim, LoadedSlot};
@@ -154,8 +154,8 @@ impl Engine {
 pub fn rebuild_slot_histories(
     tx: &mut dyn Tx,
     slots: &BTreeSet<SlotKey>,
-    loaded: &mut HashMap<SlotKey, LoadedSlot>,
-    from: &HashMap<SlotKey, Ts>,
+    loaded: &mut FastMap<SlotKey, LoadedSlot>,
+    from: &FastMap<SlotKey, Ts>,
 ) -> EngineResult<()> {
     for slot in slots {
         rebuild_slot_history(tx, slot, loaded.remove(slot), from.get(slot).copied())?;
@@ -195,12 +195,12 @@ fn rebuild_slot_history(
 /// evaluated over the facts recorded by then, and a row is written where a claim's state changed.
 pub fn replay_slot_history(
     loaded: &LoadedSlot,
-    stored: &HashMap<String, Vec<StatusChange>>,
+    stored: &FastMap<String, Vec<StatusChange>>,
     from: Option<Ts>,
 ) -> BTreeMap<String, Vec<StatusChange>> {
     let claims = &loaded.claims;
     let no_rows: Vec<SlotFact> = Vec::new();
-    let mut links_by_claim: HashMap<&str, Vec<&SupersedesLink>> = HashMap::new();
+    let mut links_by_claim: FastMap<&str, Vec<&SupersedesLink>> = FastMap::default();
     for link in &loaded.links {
         links_by_claim
             .entry(link.claim.as_str())
@@ -235,64 +235,68 @@ pub fn replay_slot_history(
         instants.retain(|at| *at >= from);
     }
     // An evidence row, and a supersedes link citing it, count from the instant the row was recorded;
-    // the rules' view of each row is read once (`list_slot_facts`), not built once per instant.
-    let recorded: HashMap<&str, Ts> = loaded
+    // the rules' view of each row is read once (`list_slot_facts`) and borrowed at every instant.
+    let recorded: FastMap<&str, Ts> = loaded
         .evidence
         .values()
         .flatten()
         .map(|row| (row.evidence.id.as_str(), row.recorded_at))
         .collect();
-    let viewed: HashMap<&str, &[SlotFact]> = claims
+    let facts: Vec<&[SlotFact]> = claims
         .iter()
         .map(|claim| {
-            let rows = loaded.evidence.get(&claim.id).unwrap_or(&no_rows);
-            (claim.id.as_str(), rows.as_slice())
+            loaded
+                .evidence
+                .get(&claim.id)
+                .unwrap_or(&no_rows)
+                .as_slice()
         })
         .collect();
     for at in instants {
         let visible = |id: &str| recorded.get(id).is_some_and(|recorded| *recorded <= at);
-        let slot_claims: Vec<SlotClaim> = claims
+        let views: Vec<ClaimView> = claims
             .iter()
-            .filter_map(|claim| {
-                let rows: Vec<SlotEvidence> = viewed[claim.id.as_str()]
+            .zip(&facts)
+            .filter_map(|(claim, facts)| {
+                let evidence: Vec<&SlotEvidence> = facts
                     .iter()
                     .filter(|row| row.recorded_at <= at)
-                    .map(|row| row.evidence.clone())
+                    .map(|row| &row.evidence)
                     .collect();
-                if rows.is_empty() {
+                if evidence.is_empty() {
                     return None;
                 }
-                let mut supersedes: Vec<String> = links_by_claim
+                let mut supersedes: Vec<&str> = links_by_claim
                     .get(claim.id.as_str())
                     .into_iter()
                     .flatten()
                     .filter(|link| visible(&link.evidence))
-                    .map(|link| link.target.clone())
+                    .map(|link| link.target.as_str())
                     .collect();
                 supersedes.dedup();
-                Some(SlotClaim {
-                    id: claim.id.clone(),
-                    group_key: claim.group_key.clone(),
+                Some(ClaimView {
+                    id: &claim.id,
+                    group_key: &claim.group_key,
                     retracted: claim.retracted_at.is_some_and(|r| r <= at),
                     explicit_valid_from: claim.explicit_valid_from,
                     explicit_valid_to: claim.explicit_valid_to,
-                    evidence: rows,
+                    evidence,
                     supersedes,
                 })
             })
             .collect();
-        if slot_claims.is_empty() {
+        if views.is_empty() {
             continue;
         }
-        let outcome = evaluate_slot(&slot_claims);
-        for slot_claim in &slot_claims {
-            let derived = &outcome.states[&slot_claim.id];
+        let outcome = evaluate_views(&views);
+        for view in &views {
+            let derived = &outcome.states[view.id];
             let history = histories
-                .get_mut(&slot_claim.id)
+                .get_mut(view.id)
                 .expect("every slot claim has a history");
             if history.last().map(|row| &row.derived) != Some(derived) {
                 history.push(StatusChange {
-                    claim: slot_claim.id.clone(),
+                    claim: view.id.to_string(),
                     recorded_at: at,
                     derived: derived.clone(),
                 });
