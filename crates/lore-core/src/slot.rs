@@ -190,14 +190,12 @@ pub fn evaluate_views(claims: &[ClaimView]) -> SlotOutcome {
         );
     }
 
-    let groups: BTreeSet<&str> = claims.iter().map(|claim| claim.group_key).collect();
+    let mut groups: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for claim in claims {
+        groups.entry(claim.group_key).or_default().push(claim.id);
+    }
     let mut holders: BTreeMap<&str, Option<&str>> = BTreeMap::new();
-    for group in groups {
-        let members: Vec<&str> = claims
-            .iter()
-            .filter(|claim| claim.group_key == group)
-            .map(|claim| claim.id)
-            .collect();
+    for (group, members) in groups {
         select_timeline_evidence(&mut working, &members);
         let holder = walk_timeline(&mut working, &members);
         holders.insert(group, holder);
@@ -279,19 +277,39 @@ fn select_timeline_evidence(working: &mut BTreeMap<&str, Working>, members: &[&s
     }
     let is_strong =
         |evidence: &SlotEvidence| evidence.attribution.is_none_or(Attribution::is_strong);
+    // A weak statement yields to another claim's strong one made at or before it: each claim's
+    // earliest strong time, and the two earliest of different claims, answer that for every weak
+    // statement without comparing every pair of claims.
+    let earliest_strong: Vec<(Ts, &str)> = included
+        .iter()
+        .filter_map(|(&claim_id, kept)| {
+            kept.iter()
+                .filter(|evidence| is_strong(evidence))
+                .map(|evidence| evidence.observed_at)
+                .min()
+                .map(|at| (at, claim_id))
+        })
+        .collect();
+    let mut firsts: [Option<(Ts, &str)>; 2] = [None, None];
+    for &(at, claim_id) in &earliest_strong {
+        if firsts[0].is_none_or(|(first, _)| at < first) {
+            firsts = [Some((at, claim_id)), firsts[0]];
+        } else if firsts[1].is_none_or(|(second, _)| at < second) {
+            firsts[1] = Some((at, claim_id));
+        }
+    }
+    let earliest_strong_of_others = |claim_id: &str| match firsts {
+        [Some((_, first)), second] if first == claim_id => second.map(|(at, _)| at),
+        [first, _] => first.map(|(at, _)| at),
+    };
     let mut after_weak_filter: BTreeMap<&str, Vec<&SlotEvidence>> = BTreeMap::new();
     for (&claim_id, kept) in &included {
+        let others = earliest_strong_of_others(claim_id);
         let filtered = kept
             .iter()
             .copied()
             .filter(|evidence| {
-                is_strong(evidence)
-                    || !included.iter().any(|(&other_id, other_evidence)| {
-                        other_id != claim_id
-                            && other_evidence.iter().any(|other| {
-                                is_strong(other) && other.observed_at <= evidence.observed_at
-                            })
-                    })
+                is_strong(evidence) || others.is_none_or(|at| at > evidence.observed_at)
             })
             .collect();
         after_weak_filter.insert(claim_id, filtered);

@@ -155,6 +155,65 @@ fn l7_unmapped_speaker_cannot_contradict_a_mapped_statement() {
     );
 }
 
+/// L7 over several claims: a weak statement yields to a strong statement of another claim made at
+/// or before it (the earliest of them decides), and stands when every other claim's strong
+/// statements came later, whatever its own claim's strong statements.
+#[test]
+fn l7_a_weak_statement_yields_only_to_other_claims_strong_statements_at_or_before_it() {
+    let weak = |id: &str, day: i64| {
+        let mut evidence = fp(id, day);
+        evidence.attribution = Some(Attribution::Unmapped);
+        evidence.speaker = Some("unknown".into());
+        // Another meeting than the strong statement of the same day: no same-meeting conflict.
+        evidence.meeting = Some(format!("weak-{day}"));
+        evidence
+    };
+    // "later"'s weak day-5 statement and "same"'s weak day-3 statement yield to "strong"'s day-3
+    // statement; "early"'s weak day-2 statement precedes every strong one and stands.
+    let outcome = evaluate_slot(&[
+        claim("strong", "", vec![fp("e1", 3), fp("e2", 6)]),
+        claim("same", "", vec![weak("e3", 3)]),
+        claim("later", "", vec![weak("e4", 5)]),
+        claim("early", "", vec![weak("e5", 2)]),
+    ]);
+    for yielded in ["same", "later"] {
+        assert_eq!(
+            outcome.states[yielded].conflict,
+            Some(ConflictReason::WeakAttribution),
+            "{yielded}"
+        );
+    }
+    assert_eq!(outcome.states["early"].conflict, None);
+    assert_eq!(outcome.states["strong"].status, ClaimStatus::Active);
+    // The earliest strong statement is "own"'s (day 1); "rival"'s weak day-2 statement yields to
+    // it, while "own"'s weak day-4 statement yields to "other"'s day-4 one, not its own.
+    let outcome = evaluate_slot(&[
+        claim("own", "", vec![fp("e6", 1), weak("e7", 4)]),
+        claim("other", "", vec![fp("e8", 4)]),
+        claim("rival", "", vec![weak("e9", 2)]),
+    ]);
+    assert_eq!(
+        outcome.states["rival"].conflict,
+        Some(ConflictReason::WeakAttribution)
+    );
+    assert_eq!(outcome.states["other"].status, ClaimStatus::Active);
+    assert_eq!(outcome.states["own"].status, ClaimStatus::Superseded);
+    // Its own claim's earlier strong statement does not silence a weak one: "back" ended on day 2
+    // and is said again, weakly, on day 3, before "next"'s day-4 statement, so it held again until
+    // then and was superseded rather than left ended.
+    let mut ended = fp("e10", 2);
+    ended.kind = EvidenceKind::Termination;
+    let outcome = evaluate_slot(&[
+        claim("back", "", vec![fp("e11", 1), ended, weak("e12", 3)]),
+        claim("next", "", vec![fp("e13", 4)]),
+    ]);
+    assert_eq!(outcome.states["back"].status, ClaimStatus::Superseded);
+    assert_eq!(
+        outcome.states["back"].superseded_by.as_deref(),
+        Some("next")
+    );
+}
+
 #[test]
 fn l8_lower_authority_cannot_displace_higher() {
     let outcome = evaluate_slot(&[
