@@ -14,6 +14,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     failed_work_rolls_back(make_store().as_ref());
     reads_cannot_write(make_store().as_ref());
     records_round_trip(make_store().as_ref());
+    a_slots_claims_follow_the_transactions_own_changes(make_store().as_ref());
     deleting_a_meeting_cascades_to_its_rows(make_store().as_ref());
     search_index_follows_every_write_and_stays_per_owner(make_store().as_ref());
     status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
@@ -1385,6 +1386,41 @@ fn reads_cannot_write(store: &dyn Store) {
     assert!(result.is_err(), "a read transaction accepted a write");
     write(store, "o", |tx| tx.insert_meeting(&sample_meeting("m1")))
         .expect("reads_cannot_write: later write works");
+}
+
+/// A slot's claims, evidence and links, read again after the same transaction added, moved or
+/// removed one of its claims, are the slot's new ones (a store that keeps the last slot's claim ids
+/// between reads must forget them).
+fn a_slots_claims_follow_the_transactions_own_changes(store: &dyn Store) {
+    write(store, "o", |tx| {
+        tx.insert_meeting(&sample_meeting("m1"))?;
+        tx.upsert_entity(&sample_entity("e1"))?;
+        tx.upsert_entity(&sample_entity("e2"))?;
+        let first = sample_claim("c1", "e1");
+        let slot = first.slot();
+        tx.insert_claim(&first)?;
+        tx.insert_evidence(&sample_evidence("v1", "c1", "m1"))?;
+        assert_eq!(tx.list_claims_by_slot(&slot)?, vec![first.clone()]);
+        assert_eq!(tx.list_slot_facts(&slot)?.len(), 1);
+        let mut second = sample_claim("c2", "e1");
+        tx.insert_claim(&second)?;
+        tx.insert_evidence(&sample_evidence("v2", "c2", "m1"))?;
+        let ids = |claims: Vec<Claim>| claims.into_iter().map(|c| c.id).collect::<Vec<_>>();
+        assert_eq!(ids(tx.list_claims_by_slot(&slot)?), ["c1", "c2"]);
+        assert_eq!(tx.list_slot_facts(&slot)?.len(), 2);
+        // Moved to another subject: it leaves this slot and is in that one.
+        second.subject = "e2".into();
+        tx.upsert_claim(&second)?;
+        assert_eq!(ids(tx.list_claims_by_slot(&slot)?), ["c1"]);
+        assert_eq!(tx.list_slot_facts(&slot)?.len(), 1);
+        assert_eq!(ids(tx.list_claims_by_slot(&second.slot())?), ["c2"]);
+        tx.delete_claim("c1")?;
+        assert!(tx.list_claims_by_slot(&slot)?.is_empty());
+        assert!(tx.list_slot_facts(&slot)?.is_empty());
+        assert!(tx.list_supersedes_links_by_slot(&slot)?.is_empty());
+        Ok(())
+    })
+    .expect("a_slots_claims_follow_the_transactions_own_changes");
 }
 
 fn records_round_trip(store: &dyn Store) {

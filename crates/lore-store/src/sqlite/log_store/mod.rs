@@ -464,6 +464,7 @@ impl LogStore {
             graphs,
             last_page: None,
             lane: None,
+            last_slot: Default::default(),
         };
         // A panic (a bug) in a read is its error; a read changes nothing to undo.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut tx)))
@@ -549,6 +550,7 @@ impl LogStore {
                 graphs: None,
                 last_page: None,
                 lane: Some(lane::Lane::new(&shared, &spawn)),
+                last_slot: Default::default(),
             };
             // A panic (a bug) inside the work is an error of this write: the transaction rolls
             // back, and memory, which the panic may have left between two changes, is read again

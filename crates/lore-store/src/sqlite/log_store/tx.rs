@@ -87,7 +87,13 @@ pub(crate) struct LogTx<'a> {
     /// For a write: the helper thread its statements that answer nothing go to (`lane`); the
     /// connection is lent to it while it has them.
     pub(crate) lane: Option<super::lane::Lane<'a>>,
+    /// The claim ids of the slot last asked for (`slot_claim_ids`): reading a slot asks for its
+    /// claims, their evidence and their links in turn. Forgotten when a claim row changes.
+    pub(crate) last_slot: LastSlot,
 }
+
+/// A slot and its claim ids, as `LogTx::slot_claim_ids` found them.
+pub(crate) type LastSlot = std::cell::Cell<Option<(SlotKey, std::sync::Arc<[String]>)>>;
 
 /// What a write in a read transaction gets (SQLite's own message for the same).
 fn read_only() -> StoreError {
@@ -239,6 +245,12 @@ impl LogTx<'_> {
         let StateRef::Write(state) = &mut self.state else {
             return Err(read_only());
         };
+        if matches!(
+            op,
+            Op::Put(Row::Claim(_)) | Op::Del(Key::Claim(_)) | Op::Reset
+        ) {
+            self.last_slot.set(None);
+        }
         self.journal.log.put(&op);
         self.journal.logged += 1;
         if let Some(inverse) = state.knowledge.apply(op) {
@@ -282,11 +294,20 @@ impl LogTx<'_> {
     }
 
     /// The ids of a slot's claims, in id order.
-    fn slot_claim_ids(&self, slot: &SlotKey) -> Vec<String> {
+    fn slot_claim_ids(&self, slot: &SlotKey) -> std::sync::Arc<[String]> {
+        if let Some((last, ids)) = self.last_slot.take() {
+            let same = last == *slot;
+            let found = same.then(|| ids.clone());
+            self.last_slot.set(Some((last, ids)));
+            if let Some(ids) = found {
+                return ids;
+            }
+        }
         // The subject's claims are ordered by predicate, then id: only the slot's are walked, and
         // they come in id order.
         let from = (slot.predicate.clone(), String::new());
-        self.k()
+        let ids: std::sync::Arc<[String]> = self
+            .k()
             .claims_by_subject
             .get_from(slot.subject.as_str(), &from)
             .take_while(|(predicate, _)| *predicate == slot.predicate)
@@ -297,7 +318,9 @@ impl LogTx<'_> {
                     .is_some_and(|c| c.context_entity == slot.context)
             })
             .map(|(_, id)| id.clone())
-            .collect()
+            .collect();
+        self.last_slot.set(Some((slot.clone(), ids.clone())));
+        ids
     }
 
     fn evidence_of_claim(&self, claim: &str) -> Vec<Evidence> {
