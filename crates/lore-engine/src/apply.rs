@@ -149,6 +149,9 @@ pub struct LoadedSlot {
     pub claims: Vec<Claim>,
     pub evidence: FastMap<String, Vec<SlotFact>>,
     pub links: Vec<SupersedesLink>,
+    /// The claims' derived fields are the rules' outcome over these facts (`settle` kept the slot
+    /// after evaluating it), not the state the slot was read in.
+    pub settled: bool,
 }
 
 impl LoadedSlot {
@@ -164,6 +167,7 @@ impl LoadedSlot {
             claims,
             evidence,
             links,
+            settled: false,
         })
     }
 }
@@ -773,7 +777,7 @@ fn reevaluate_slot(
     changes: &mut Changes,
     now: Ts,
 ) -> EngineResult<()> {
-    let loaded = LoadedSlot::read(tx, slot)?;
+    let mut loaded = LoadedSlot::read(tx, slot)?;
     if loaded.claims.is_empty() {
         return Ok(());
     }
@@ -820,6 +824,15 @@ fn reevaluate_slot(
         )?;
     }
     if changes.replays_history {
+        // The replay's last instant sees every fact, as this evaluation did: it reads the outcome
+        // from the claims instead of evaluating the slot again.
+        let mut states = outcome.states;
+        for claim in &mut loaded.claims {
+            if let Some(derived) = states.remove(&claim.id) {
+                claim.derived = derived;
+            }
+        }
+        loaded.settled = true;
         changes.loaded_slots.insert(slot.clone(), loaded);
     }
     Ok(())

@@ -144,8 +144,9 @@ impl Engine {
 /// so no row keeps a deleted claim as `superseded_by`, a period only the deleted evidence opened, or a
 /// claim that only the deleted source supported at that time.
 ///
-/// `loaded` holds slots this mutation's `settle` already read (claims, evidence and supersedes links;
-/// settling changed only derived state, which the replay does not read); the others are read here.
+/// `loaded` holds slots this mutation's `settle` already read (claims, evidence and supersedes links)
+/// with the claims' derived state as it settled them, which the replay takes for its last instant
+/// instead of evaluating the slot again; the others are read here.
 ///
 /// `from` gives, for a slot whose only change was losing facts, the earliest time one of them had
 /// been recorded (`Changes::history_replay_from`). Before it the slot's facts as recorded are the
@@ -252,7 +253,31 @@ pub fn replay_slot_history(
                 .as_slice()
         })
         .collect();
+    // At the last instant every fact is visible: when `settle` kept the slot and every claim has
+    // evidence (so the views are the ones it evaluated), its outcome is in the claims.
+    let last = instants.last().copied();
+    let settled = loaded.settled
+        && facts.iter().all(|facts| !facts.is_empty())
+        && loaded
+            .links
+            .iter()
+            .all(|link| recorded.contains_key(link.evidence.as_str()));
     for at in instants {
+        if settled && Some(at) == last {
+            for claim in claims {
+                let history = histories
+                    .get_mut(&claim.id)
+                    .expect("every slot claim has a history");
+                if history.last().map(|row| &row.derived) != Some(&claim.derived) {
+                    history.push(StatusChange {
+                        claim: claim.id.clone(),
+                        recorded_at: at,
+                        derived: claim.derived.clone(),
+                    });
+                }
+            }
+            continue;
+        }
         let visible = |id: &str| recorded.get(id).is_some_and(|recorded| *recorded <= at);
         let views: Vec<ClaimView> = claims
             .iter()
