@@ -312,24 +312,59 @@ fn revision_snapshots_are_stored_compressed_and_old_text_rows_still_read() {
 
 /// Writes that follow each other closely let the write-ahead log grow (it cannot start over while
 /// the previous write's copy is still running); once writes pause, the checkpointer copies what is
-/// left and cuts the file to nothing, so a store that has gone quiet does not keep its peak log.
+/// left, and the next write starts the log over in the file it has: the file neither grows nor is
+/// cut to nothing (a cut log makes every commit extend the file again).
 #[test]
-fn the_log_is_cut_back_once_writes_pause() {
+fn a_quiet_store_starts_its_log_over_in_the_file_it_has() {
     let (_dir, path, wal) = temporary_database();
     let store = SqliteStore::open(&path).unwrap();
-    let largest = grow_the_log(&store, &wal);
+    let mut largest = grow_the_log(&store, &wal, 0, 8);
     assert!(largest > 4 << 20, "the log reached only {largest} bytes");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::fs::metadata(&wal).map_or(0, |m| m.len()) > 0 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut written = 8;
+    loop {
+        // Longer than the checkpointer waits for writes to pause.
+        std::thread::sleep(std::time::Duration::from_millis(2_600));
+        let size = grow_the_log(&store, &wal, written, 1);
+        written += 1;
+        assert!(
+            size >= largest,
+            "the log was cut from {largest} to {size} bytes"
+        );
+        if size == largest {
+            break;
+        }
+        // The write came before the copy: it grew the log, and the next pause copies it.
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the log never started over"
+        );
+        largest = size;
+    }
+    assert_eq!(revisions(&store), written as usize);
+}
+
+/// A log that grew past the size the store keeps (a bulk ingest's) is cut back to that size, not to
+/// nothing, once writes pause, and nothing is lost by the cut.
+#[test]
+fn a_large_log_is_cut_back_to_the_kept_size_once_writes_pause() {
+    const KEPT: u64 = 128 << 20;
+    let (_dir, path, wal) = temporary_database();
+    let store = SqliteStore::open(&path).unwrap();
+    let largest = grow_the_log(&store, &wal, 0, 136);
+    assert!(largest > KEPT, "the log reached only {largest} bytes");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    while size() > KEPT {
         assert!(
             std::time::Instant::now() < deadline,
             "the log kept {} bytes after writes paused",
-            std::fs::metadata(&wal).map_or(0, |m| m.len())
+            size()
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    // Nothing was lost by the cut.
-    assert_eq!(revisions(&store), 8);
+    assert_eq!(size(), KEPT, "the log was cut to less than the kept size");
+    assert_eq!(revisions(&store), 136);
 }
 
 /// A store dropped right after such writes (a one-shot command) cuts the log itself.
@@ -337,7 +372,7 @@ fn the_log_is_cut_back_once_writes_pause() {
 fn a_store_dropped_right_after_writes_leaves_no_large_log() {
     let (_dir, path, wal) = temporary_database();
     let store = SqliteStore::open(&path).unwrap();
-    let largest = grow_the_log(&store, &wal);
+    let largest = grow_the_log(&store, &wal, 0, 8);
     assert!(largest > 4 << 20, "the log reached only {largest} bytes");
     drop(store);
     let left = std::fs::metadata(&wal).map_or(0, |m| m.len());
@@ -359,38 +394,36 @@ fn revisions(store: &SqliteStore) -> usize {
     let mut count = 0;
     store
         .read("o", &mut |tx| {
-            count = tx.list_revisions(100)?.len();
+            count = tx.list_revisions(1_000)?.len();
             Ok(())
         })
         .unwrap();
     count
 }
 
-/// Eight write transactions of 1 MB each, one right after the other; the largest size the log
-/// reached.
-fn grow_the_log(store: &SqliteStore, wal: &std::path::Path) -> u64 {
+/// `count` write transactions of 1 MB each (revisions `first`, `first + 1`, ...), one right after
+/// the other; the largest size the log reached.
+fn grow_the_log(store: &SqliteStore, wal: &std::path::Path, first: i64, count: i64) -> u64 {
     use lore_core::model::{Revision, RevisionAction};
     // Text that does not compress (snapshots are stored compressed).
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut noise = || {
-        (0..1 << 20)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                char::from(b'a' + (state % 26) as u8)
-            })
-            .collect::<String>()
-    };
+    let noise: String = (0..1 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect();
     let mut largest = 0;
-    for at in 0..8 {
+    for at in first..first + count {
         let revision = Revision {
             id: format!("r{at}"),
             action: RevisionAction::ExtractionCommit,
             target: "m1".into(),
             secondary: None,
             before: serde_json::json!({}),
-            after: serde_json::json!({ "text": noise() }),
+            after: serde_json::json!({ "text": noise }),
             created_at: lore_core::Ts(at),
         };
         store

@@ -76,7 +76,9 @@ pub struct SqliteStore {
 /// automatic checkpoint only as a backstop.
 /// Checkpoints are crash-safe wherever they stop.
 ///
-/// The log file is cut back by this thread too, once writes have paused for `IDLE_BEFORE_TRUNCATE`.
+/// Once writes have paused for `IDLE_BEFORE_TRUNCATE` this thread copies what is left of the log,
+/// so the next write starts it over, and cuts the file back when it is larger than
+/// `KEPT_LOG_BYTES`.
 /// While writes follow each other closely the log cannot start over (each write transaction begins
 /// before the copy of the last one has finished), so it grows up to the backstop; cutting a file of
 /// that size back in the writer (SQLite's `journal_size_limit`) took 25 ms of a commit (BENCHMARKS.md,
@@ -120,8 +122,13 @@ impl MergeProgress {
 
 /// How long every connection waits for another's lock before it reports the database busy.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-/// The log size above which the thread cuts it once writes pause (and a dropped store cuts it).
+/// The log size above which a dropped store cuts it.
 const CHECKPOINT_BYTES: u64 = 4 << 20;
+/// The log size the thread cuts the file back to once writes pause (`start_log_over`), instead of
+/// nothing: the next writes start the log over and overwrite blocks the file already has, where a
+/// log cut to nothing makes every commit extend the file, and its sync then also writes the file
+/// system's record of the new size (BENCHMARKS.md, thirty-first round).
+const KEPT_LOG_BYTES: u64 = 128 << 20;
 /// While writes follow each other, the thread copies the log into the file only once it has grown
 /// by this much since the thread last did: a page several writes change is copied once, not after
 /// each of them, and the copy stays off the second core the writes use meanwhile. Copying after
@@ -134,7 +141,7 @@ const CHECKPOINT_GROWTH_BYTES: u64 = 64 << 20;
 /// bulk ingest the log grows by 10 to 15 MB per commit of 32 meetings and cannot start over (above),
 /// so at 16,384 pages (64 MiB) every fifth commit also copied the log into the file itself: three
 /// alternating runs of each gave 3,099 claims/s at 16,384 pages and 3,522 at 65,536 (BENCHMARKS.md,
-/// nineteenth round). The log is cut to nothing again once writes pause.
+/// nineteenth round). Once writes pause the log is cut back to `KEPT_LOG_BYTES`.
 const BACKSTOP_CHECKPOINT_PAGES: i64 = 65_536;
 /// The log size the writer cuts back to after a transaction that took it past the backstop.
 const WRITER_LOG_LIMIT_BYTES: i64 = BACKSTOP_CHECKPOINT_PAGES * 4096;
@@ -148,6 +155,10 @@ impl Checkpointer {
     fn start(path: &Path, deferred: Arc<DeferredDeletions>) -> StoreResult<Checkpointer> {
         let connection = Connection::open(path).map_err(backend)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+        // A write of this connection that starts the log over cuts the file to this size.
+        connection
+            .pragma_update(None, "journal_size_limit", KEPT_LOG_BYTES as i64)
+            .map_err(backend)?;
         let (wake, wakes) = std::sync::mpsc::sync_channel::<()>(1);
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
@@ -196,12 +207,13 @@ impl Checkpointer {
                             if !pending_merge {
                                 progress.settled_after(commits);
                             }
-                            pending_cut |= log_bytes(&log) > CHECKPOINT_BYTES;
+                            pending_cut |= log_bytes(&log) > 0;
                         }
                         Err(RecvTimeoutError::Timeout) => {
                             pending_cut = false;
-                            if log_bytes(&log) > CHECKPOINT_BYTES {
-                                truncate_log(&connection, TRUNCATE_WAIT);
+                            let size = log_bytes(&log);
+                            if size > 0 {
+                                start_log_over(&connection, size);
                             }
                         }
                         // The store (the only sender) was dropped.
@@ -360,6 +372,36 @@ impl Drop for SqliteStore {
 
 fn log_bytes(wal: &Path) -> u64 {
     std::fs::metadata(wal).map_or(0, |m| m.len())
+}
+
+/// Copies what is left of the log into the file, waiting at most `TRUNCATE_WAIT` for readers, so
+/// that the next write starts the log over from the start of the file; a log of `size` bytes above
+/// `KEPT_LOG_BYTES` is then cut back to that size by a write of this connection (which starts the
+/// log over: it writes the schema's migration count back unchanged). Nothing is cut when the copy
+/// cannot finish.
+fn start_log_over(connection: &Connection, size: u64) {
+    if connection.busy_timeout(TRUNCATE_WAIT).is_ok() {
+        // (busy, frames in the log, frames copied)
+        let copied = connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        });
+        if size > KEPT_LOG_BYTES && matches!(copied, Ok((0, frames, done)) if frames == done) {
+            let cut = (|| -> rusqlite::Result<()> {
+                connection.execute_batch("BEGIN IMMEDIATE")?;
+                let migrations: i64 =
+                    connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+                connection.execute_batch(&format!("PRAGMA user_version = {migrations}; COMMIT;"))
+            })();
+            if cut.is_err() && !connection.is_autocommit() {
+                let _ = connection.execute_batch("ROLLBACK");
+            }
+        }
+    }
+    let _ = connection.busy_timeout(BUSY_TIMEOUT);
 }
 
 /// Copies what is left of the log and cuts the file to nothing, waiting at most `wait` for readers (a
