@@ -265,16 +265,7 @@ pub fn replay_slot_history(
     for at in instants {
         if settled && Some(at) == last {
             for claim in claims {
-                let history = histories
-                    .get_mut(&claim.id)
-                    .expect("every slot claim has a history");
-                if history.last().map(|row| &row.derived) != Some(&claim.derived) {
-                    history.push(StatusChange {
-                        claim: claim.id.clone(),
-                        recorded_at: at,
-                        derived: claim.derived.clone(),
-                    });
-                }
+                record_state(&mut histories, &claim.id, at, &claim.derived);
             }
             continue;
         }
@@ -315,18 +306,27 @@ pub fn replay_slot_history(
         }
         let outcome = evaluate_views(&views);
         for view in &views {
-            let derived = &outcome.states[view.id];
-            let history = histories
-                .get_mut(view.id)
-                .expect("every slot claim has a history");
-            if history.last().map(|row| &row.derived) != Some(derived) {
-                history.push(StatusChange {
-                    claim: view.id.to_string(),
-                    recorded_at: at,
-                    derived: derived.clone(),
-                });
-            }
+            record_state(&mut histories, view.id, at, &outcome.states[view.id]);
         }
     }
     histories
+}
+
+/// Adds a row to a claim's replayed history where its state at `at` differs from its last row's.
+fn record_state(
+    histories: &mut BTreeMap<String, Vec<StatusChange>>,
+    claim: &str,
+    at: Ts,
+    derived: &ClaimDerived,
+) {
+    let history = histories
+        .get_mut(claim)
+        .expect("every slot claim has a history");
+    if history.last().map(|row| &row.derived) != Some(derived) {
+        history.push(StatusChange {
+            claim: claim.to_string(),
+            recorded_at: at,
+            derived: derived.clone(),
+        });
+    }
 }
