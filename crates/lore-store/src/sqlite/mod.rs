@@ -492,7 +492,7 @@ impl SqliteStore {
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .map_err(backend)?;
         migrate(&mut connection)?;
-        tune(&connection)?;
+        tune(&connection, WRITER_CACHE_KIB)?;
         Ok(SqliteStore {
             connection: Mutex::new(connection),
             reader: None,
@@ -821,7 +821,7 @@ fn open_reader(path: &Path) -> StoreResult<Connection> {
     )
     .map_err(backend)?;
     connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
-    tune(&connection)?;
+    tune(&connection, READER_CACHE_KIB)?;
     Ok(connection)
 }
 
@@ -1155,9 +1155,22 @@ fn two_counts(connection: &Connection, sql: &str) -> StoreResult<(i64, i64)> {
         .map_err(backend)
 }
 
+/// A reader's page cache: 64 MiB of the pages it reads from the log (the file's pages come through
+/// the memory map).
+const READER_CACHE_KIB: u32 = 65_536;
+
+/// The writer's page cache, 8 MiB: the pages a write changes and those it reads from the log. It is
+/// kept small because SQLite walks the whole cache at the end of most writes: a b-tree rebalance
+/// swaps two pages through a page number past the file's end (SQLite's pending-byte page), and the
+/// commit then drops every cached page past the end by visiting each slot of the cache's hash
+/// table. With 64 MiB that walk was 6 % of a committed meeting deletion; reads the smaller cache
+/// misses come from the operating system's cache, and were not seen in a profile (BENCHMARKS.md,
+/// thirty-second round).
+const WRITER_CACHE_KIB: u32 = 8_192;
+
 /// Per-connection settings for speed: every hot statement stays prepared (the engine runs a few
-/// dozen distinct ones; rusqlite keeps 16 by default), the page cache holds a working set of 64 MiB,
-/// and the first 2 GiB of the file (SQLite's cap) are read through a memory map instead of being
+/// dozen distinct ones; rusqlite keeps 16 by default), the page cache holds a working set
+/// (`READER_CACHE_KIB`, `WRITER_CACHE_KIB`), and the first 2 GiB of the file (SQLite's cap) are read through a memory map instead of being
 /// copied into the cache, so per-entity reads cost about the same when the database outgrows the
 /// cache. A larger map was measured and not kept: once the file outgrew the free memory (20 GB at
 /// scale 100), every page fault read 128 KiB around its page and the process thrashed
@@ -1171,7 +1184,7 @@ fn two_counts(connection: &Connection, sql: &str) -> StoreResult<(i64, i64)> {
 /// its meeting links, read when no graph index is there) to be prepared again whenever a parameter
 /// changed, a third of a graph read's instructions (BENCHMARKS.md, nineteenth round). Every plan is
 /// then the one `tests/query_plans.rs` checks.
-fn tune(connection: &Connection) -> StoreResult<()> {
+fn tune(connection: &Connection, cache_kib: u32) -> StoreResult<()> {
     connection.set_prepared_statement_cache_capacity(256);
     connection
         .set_db_config(
@@ -1180,9 +1193,10 @@ fn tune(connection: &Connection) -> StoreResult<()> {
         )
         .map_err(backend)?;
     connection
-        .execute_batch(
-            "PRAGMA cache_size = -65536; PRAGMA mmap_size = 2147418112; PRAGMA temp_store = MEMORY;",
-        )
+        .execute_batch(&format!(
+            "PRAGMA cache_size = -{cache_kib}; PRAGMA mmap_size = 2147418112; \
+             PRAGMA temp_store = MEMORY;",
+        ))
         .map_err(backend)
 }
 
