@@ -212,6 +212,9 @@ pub(crate) struct Knowledge {
     pub(crate) evidence: FastMap<String, Evidence>,
     /// Claim to `(observed_at, start_ms, id)`: `list_evidence_by_claim` order.
     pub(crate) evidence_by_claim: Multi<String, (Ts, Option<i64>, String)>,
+    /// Subject to when the evidence rows of its claims were observed, with how many rows at each
+    /// time: an entity's observations without a lookup per claim (a hub has hundreds).
+    pub(crate) evidence_times_by_subject: FastMap<String, BTreeMap<Ts, usize>>,
     pub(crate) evidence_by_meeting: Multi<String, String>,
     /// `(source kind, source id)` to evidence ids.
     pub(crate) evidence_by_source: Multi<(SourceKind, String), String>,
@@ -390,6 +393,8 @@ impl Knowledge {
                     .insert((a.alias, a.meeting), a.observed_at);
             }
             Row::Claim(c) => {
+                let times = self.evidence_by_claim.get(c.id.as_str()).map(|(at, _, _)| *at);
+                count_times(&mut self.evidence_times_by_subject, &c.subject, times, true);
                 self.claims_by_subject
                     .insert(c.subject.clone(), (c.predicate.clone(), c.id.clone()));
                 if let Some(object) = &c.object_entity {
@@ -403,6 +408,10 @@ impl Knowledge {
                 self.claims.insert(c.id.clone(), *c);
             }
             Row::Evidence(e) => {
+                if let Some(claim) = self.claims.get(&e.claim) {
+                    let times = [e.observed_at].into_iter();
+                    count_times(&mut self.evidence_times_by_subject, &claim.subject, times, true);
+                }
                 self.evidence_by_claim
                     .insert(e.claim.clone(), (e.observed_at, e.start_ms, e.id.clone()));
                 if let Some(meeting) = &e.meeting {
@@ -567,6 +576,8 @@ impl Knowledge {
             }
             Key::Claim(id) => {
                 let c = self.claims.remove(id)?;
+                let times = self.evidence_by_claim.get(c.id.as_str()).map(|(at, _, _)| *at);
+                count_times(&mut self.evidence_times_by_subject, &c.subject, times, false);
                 self.claims_by_subject
                     .remove(&c.subject, &(c.predicate.clone(), c.id.clone()));
                 if let Some(object) = &c.object_entity {
@@ -580,6 +591,10 @@ impl Knowledge {
             }
             Key::Evidence(id) => {
                 let e = self.evidence.remove(id)?;
+                if let Some(claim) = self.claims.get(&e.claim) {
+                    let times = [e.observed_at].into_iter();
+                    count_times(&mut self.evidence_times_by_subject, &claim.subject, times, false);
+                }
                 self.evidence_by_claim
                     .remove(&e.claim, &(e.observed_at, e.start_ms, e.id.clone()));
                 if let Some(meeting) = &e.meeting {
@@ -846,7 +861,48 @@ impl Knowledge {
         if sorted(&self.alias_keys) != sorted(&rebuilt.alias_keys) {
             problems.push("knowledge index alias_keys differs from its rows".into());
         }
+        if sorted(&self.evidence_times_by_subject) != sorted(&rebuilt.evidence_times_by_subject) {
+            problems.push("knowledge index evidence_times_by_subject differs from its rows".into());
+        }
         problems
+    }
+}
+
+/// Adds (`add`) or takes away one evidence time per item of `times` under `subject`; a time no row
+/// has any more, and a subject with no times, are dropped.
+fn count_times(
+    index: &mut FastMap<String, BTreeMap<Ts, usize>>,
+    subject: &str,
+    times: impl Iterator<Item = Ts>,
+    add: bool,
+) {
+    let mut times = times.peekable();
+    if times.peek().is_none() {
+        return;
+    }
+    if add {
+        let counts = match index.get_mut(subject) {
+            Some(counts) => counts,
+            None => index.entry(subject.to_string()).or_default(),
+        };
+        for at in times {
+            *counts.entry(at).or_default() += 1;
+        }
+        return;
+    }
+    let Some(counts) = index.get_mut(subject) else {
+        return;
+    };
+    for at in times {
+        if let Some(count) = counts.get_mut(&at) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&at);
+            }
+        }
+    }
+    if counts.is_empty() {
+        index.remove(subject);
     }
 }
 
@@ -1238,6 +1294,52 @@ mod tests {
         assert!(k.index_problems().is_empty());
         assert_eq!(k.alias_keys["ann"]["e1"], 1);
         assert!(!k.aliases_by_meeting.has("m2"));
+    }
+
+    #[test]
+    fn evidence_times_follow_claims_and_evidence_in_any_order() {
+        use crate::conformance::{sample_claim, sample_evidence};
+        let evidence = |id: &str, claim: &str, at: i64| {
+            let mut row = sample_evidence(id, claim, "m1");
+            row.observed_at = Ts(at);
+            Op::Put(Row::Evidence(Box::new(row)))
+        };
+        let claim = |id: &str, subject: &str| Op::Put(Row::Claim(Box::new(sample_claim(id, subject))));
+        let times = |k: &Knowledge, subject: &str| -> Vec<(i64, usize)> {
+            let counts = k.evidence_times_by_subject.get(subject);
+            counts.into_iter().flatten().map(|(at, n)| (at.0, *n)).collect()
+        };
+        let mut k = Knowledge::default();
+        let mut undo = Vec::new();
+        let steps: Vec<(Op, Vec<(i64, usize)>, Vec<(i64, usize)>)> = vec![
+            // Evidence before its claim counts once the claim is there.
+            (evidence("v1", "c1", 5), vec![], vec![]),
+            (claim("c1", "e1"), vec![(5, 1)], vec![]),
+            (evidence("v2", "c1", 5), vec![(5, 2)], vec![]),
+            (evidence("v3", "c1", 9), vec![(5, 2), (9, 1)], vec![]),
+            // A claim moved to another subject takes its evidence times along.
+            (claim("c1", "e2"), vec![], vec![(5, 2), (9, 1)]),
+            // Evidence moved to another claim, and one observed at another time.
+            (claim("c2", "e1"), vec![], vec![(5, 2), (9, 1)]),
+            (evidence("v3", "c2", 9), vec![(9, 1)], vec![(5, 2)]),
+            (evidence("v2", "c1", 7), vec![(9, 1)], vec![(5, 1), (7, 1)]),
+            (Op::Del(Key::Evidence("v1".into())), vec![(9, 1)], vec![(7, 1)]),
+            // A claim gone leaves its evidence rows uncounted, and their removal changes nothing.
+            (Op::Del(Key::Claim("c1".into())), vec![(9, 1)], vec![]),
+            (Op::Del(Key::Evidence("v2".into())), vec![(9, 1)], vec![]),
+            (Op::Del(Key::Evidence("v3".into())), vec![], vec![]),
+        ];
+        for (step, (op, e1, e2)) in steps.into_iter().enumerate() {
+            undo.extend(k.apply(op));
+            assert_eq!((times(&k, "e1"), times(&k, "e2")), (e1, e2), "step {step}");
+            assert!(k.index_problems().is_empty(), "step {step}");
+        }
+        assert!(k.evidence_times_by_subject.is_empty());
+        for op in undo.into_iter().rev() {
+            k.apply(op);
+        }
+        assert!(k.evidence_times_by_subject.is_empty());
+        assert!(k.index_problems().is_empty());
     }
 
     #[test]

@@ -1787,8 +1787,8 @@ impl Tx for LogTx<'_> {
     fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
         let k = self.k();
         let mut times: Vec<Ts> = Vec::new();
-        for (_, id) in k.claims_by_subject.get(entity) {
-            times.extend(k.evidence_by_claim.get(id.as_str()).map(|(at, _, _)| *at));
+        for (at, rows) in k.evidence_times_by_subject.get(entity).into_iter().flatten() {
+            times.extend(std::iter::repeat_n(*at, *rows));
         }
         let mut first: Option<(&String, Ts)> = None;
         let mut last: Option<Ts> = None;
