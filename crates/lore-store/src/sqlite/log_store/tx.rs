@@ -264,12 +264,33 @@ impl LogTx<'_> {
     }
 
     fn del(&mut self, key: Key) -> StoreResult<()> {
-        if self.k().contains(&key) {
-            self.apply(Op::Del(key))?;
-        } else {
-            self.writable()?;
+        self.remove_key(key).map(drop)
+    }
+
+    /// Deletes the row with this key, if one is stored (whether one was). The deletion is logged
+    /// before it is applied (applying takes the key) and taken back out of the log when no row had
+    /// the key: one lookup instead of a `contains` and then the removal.
+    fn remove_key(&mut self, key: Key) -> StoreResult<bool> {
+        let StateRef::Write(state) = &mut self.state else {
+            return Err(read_only());
+        };
+        if matches!(key, Key::Claim(_)) {
+            self.last_slot.set(None);
         }
-        Ok(())
+        let mark = self.journal.log.bytes.len();
+        let op = Op::Del(key);
+        self.journal.log.put(&op);
+        match state.knowledge.apply(op) {
+            Some(inverse) => {
+                self.journal.logged += 1;
+                self.journal.undo.push(Undo::Knowledge(inverse));
+                Ok(true)
+            }
+            None => {
+                self.journal.log.bytes.truncate(mark);
+                Ok(false)
+            }
+        }
     }
 
     fn require_entity(&self, id: &str, what: &str) -> StoreResult<()> {
@@ -365,11 +386,7 @@ impl LogTx<'_> {
     /// more.
     fn delete_alias_row(&mut self, entity: &str, alias: &str, meeting: &str) -> StoreResult<()> {
         let key = Key::Alias(entity.to_string(), alias.to_string(), meeting.to_string());
-        if !self.k().contains(&key) {
-            return self.writable().map(|_| ());
-        }
-        self.apply(Op::Del(key))?;
-        if !self.says_name(entity, alias) {
+        if self.remove_key(key)? && !self.says_name(entity, alias) {
             self.sync_entity_document(entity)?;
         }
         Ok(())
@@ -1787,7 +1804,12 @@ impl Tx for LogTx<'_> {
     fn entity_observations(&mut self, entity: &str) -> StoreResult<crate::EntityObservations> {
         let k = self.k();
         let mut times: Vec<Ts> = Vec::new();
-        for (at, rows) in k.evidence_times_by_subject.get(entity).into_iter().flatten() {
+        for (at, rows) in k
+            .evidence_times_by_subject
+            .get(entity)
+            .into_iter()
+            .flatten()
+        {
             times.extend(std::iter::repeat_n(*at, *rows));
         }
         let mut first: Option<(&String, Ts)> = None;
