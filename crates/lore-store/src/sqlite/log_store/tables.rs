@@ -393,7 +393,10 @@ impl Knowledge {
                     .insert((a.alias, a.meeting), a.observed_at);
             }
             Row::Claim(c) => {
-                let times = self.evidence_by_claim.get(c.id.as_str()).map(|(at, _, _)| *at);
+                let times = self
+                    .evidence_by_claim
+                    .get(c.id.as_str())
+                    .map(|(at, _, _)| *at);
                 count_times(&mut self.evidence_times_by_subject, &c.subject, times, true);
                 self.claims_by_subject
                     .insert(c.subject.clone(), (c.predicate.clone(), c.id.clone()));
@@ -410,7 +413,12 @@ impl Knowledge {
             Row::Evidence(e) => {
                 if let Some(claim) = self.claims.get(&e.claim) {
                     let times = [e.observed_at].into_iter();
-                    count_times(&mut self.evidence_times_by_subject, &claim.subject, times, true);
+                    count_times(
+                        &mut self.evidence_times_by_subject,
+                        &claim.subject,
+                        times,
+                        true,
+                    );
                 }
                 self.evidence_by_claim
                     .insert(e.claim.clone(), (e.observed_at, e.start_ms, e.id.clone()));
@@ -576,8 +584,16 @@ impl Knowledge {
             }
             Key::Claim(id) => {
                 let c = self.claims.remove(id)?;
-                let times = self.evidence_by_claim.get(c.id.as_str()).map(|(at, _, _)| *at);
-                count_times(&mut self.evidence_times_by_subject, &c.subject, times, false);
+                let times = self
+                    .evidence_by_claim
+                    .get(c.id.as_str())
+                    .map(|(at, _, _)| *at);
+                count_times(
+                    &mut self.evidence_times_by_subject,
+                    &c.subject,
+                    times,
+                    false,
+                );
                 self.claims_by_subject
                     .remove(&c.subject, &(c.predicate.clone(), c.id.clone()));
                 if let Some(object) = &c.object_entity {
@@ -593,7 +609,12 @@ impl Knowledge {
                 let e = self.evidence.remove(id)?;
                 if let Some(claim) = self.claims.get(&e.claim) {
                     let times = [e.observed_at].into_iter();
-                    count_times(&mut self.evidence_times_by_subject, &claim.subject, times, false);
+                    count_times(
+                        &mut self.evidence_times_by_subject,
+                        &claim.subject,
+                        times,
+                        false,
+                    );
                 }
                 self.evidence_by_claim
                     .remove(&e.claim, &(e.observed_at, e.start_ms, e.id.clone()));
@@ -1304,10 +1325,15 @@ mod tests {
             row.observed_at = Ts(at);
             Op::Put(Row::Evidence(Box::new(row)))
         };
-        let claim = |id: &str, subject: &str| Op::Put(Row::Claim(Box::new(sample_claim(id, subject))));
+        let claim =
+            |id: &str, subject: &str| Op::Put(Row::Claim(Box::new(sample_claim(id, subject))));
         let times = |k: &Knowledge, subject: &str| -> Vec<(i64, usize)> {
             let counts = k.evidence_times_by_subject.get(subject);
-            counts.into_iter().flatten().map(|(at, n)| (at.0, *n)).collect()
+            counts
+                .into_iter()
+                .flatten()
+                .map(|(at, n)| (at.0, *n))
+                .collect()
         };
         let mut k = Knowledge::default();
         let mut undo = Vec::new();
@@ -1323,7 +1349,11 @@ mod tests {
             (claim("c2", "e1"), vec![], vec![(5, 2), (9, 1)]),
             (evidence("v3", "c2", 9), vec![(9, 1)], vec![(5, 2)]),
             (evidence("v2", "c1", 7), vec![(9, 1)], vec![(5, 1), (7, 1)]),
-            (Op::Del(Key::Evidence("v1".into())), vec![(9, 1)], vec![(7, 1)]),
+            (
+                Op::Del(Key::Evidence("v1".into())),
+                vec![(9, 1)],
+                vec![(7, 1)],
+            ),
             // A claim gone leaves its evidence rows uncounted, and their removal changes nothing.
             (Op::Del(Key::Claim("c1".into())), vec![(9, 1)], vec![]),
             (Op::Del(Key::Evidence("v2".into())), vec![(9, 1)], vec![]),
