@@ -327,6 +327,18 @@ impl Entity {
         self.same_but_derived(other) && self.same_projection(other)
     }
 
+    /// The row's kind, name, status and observation fields (`EntityHeader`), without copying its
+    /// lists or its projection.
+    pub fn header(&self) -> EntityHeader {
+        EntityHeader {
+            kind: self.kind,
+            canonical_name: self.canonical_name.clone(),
+            status: self.status,
+            kept_apart: !self.do_not_merge_with.is_empty(),
+            observed: self.observed(),
+        }
+    }
+
     /// The observation fields (`Observed`).
     pub fn observed(&self) -> Observed {
         Observed {
@@ -351,6 +363,20 @@ impl Entity {
         self.current_attributes == other.current_attributes
             && self.current_brief == other.current_brief
     }
+}
+
+/// What an entity row says besides its lists and its projection (`Entity::header`): what the
+/// rebuild of an entity a write only mentions reads, and what tells whether automatic resolution may
+/// change a person. A hub's row holds a projection of hundreds of values, which a copy of the
+/// whole row would copy each time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntityHeader {
+    pub kind: EntityKind,
+    pub canonical_name: String,
+    pub status: EntityStatus,
+    /// Whether the entity is kept apart from some other by hand (`do_not_merge_with`).
+    pub kept_apart: bool,
+    pub observed: Observed,
 }
 
 /// An entity's observation fields, derived from its names and its claims' evidence times: the

@@ -905,6 +905,26 @@ fn refresh_entity_with(
     names: &mut Names,
     claims_unchanged: bool,
 ) -> EngineResult<bool> {
+    // Most entities a mutation reaches are only mentioned, and keep their name: only their
+    // observation fields are derived again and written, without copying the row.
+    if claims_unchanged && !changes.keep_derived_entity_fields {
+        let Some(header) = tx.find_entity_header(id)? else {
+            return Ok(false);
+        };
+        let (alias_bounds, observations) = tx.entity_observations(id)?;
+        let name_kept = alias_bounds
+            .as_ref()
+            .is_none_or(|(first, _, _)| *first == header.canonical_name);
+        // Neither named nor observed: the general path below may delete it.
+        if name_kept && !observations.is_empty() {
+            let observed = observed_fields(&alias_bounds, observations, None);
+            if observed != header.observed {
+                tx.update_entity_observed(id, &observed)?;
+                changes.derived_only = true;
+            }
+            return Ok(false);
+        }
+    }
     let Some(entity) = tx.find_entity(id)? else {
         return Ok(false);
     };
@@ -913,23 +933,6 @@ fn refresh_entity_with(
         || entity.manual_brief.is_some()
         || entity.pinned
         || !entity.do_not_merge_with.is_empty();
-    // Most entities a mutation reaches are only mentioned, and keep their name: only their
-    // observation fields are derived again and written, without copying the row.
-    if claims_unchanged && !changes.keep_derived_entity_fields {
-        let (alias_bounds, observations) = tx.entity_observations(id)?;
-        let name_kept = alias_bounds
-            .as_ref()
-            .is_none_or(|(first, _, _)| *first == entity.canonical_name);
-        // Neither named nor observed: the general path below may delete it.
-        if name_kept && !observations.is_empty() {
-            let observed = observed_fields(&alias_bounds, observations, None);
-            if observed != entity.observed() {
-                tx.update_entity_observed(id, &observed)?;
-                changes.derived_only = true;
-            }
-            return Ok(false);
-        }
-    }
     // The rebuild reads the entity's names and its claims (or their evidence) anyway; either one is
     // a reference, so the count of every kind of reference is only needed when both are gone.
     let kept = match claims_unchanged {

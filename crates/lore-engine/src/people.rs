@@ -87,9 +87,12 @@ type Part = (String, Vec<(String, String)>, BTreeSet<String>);
 
 /// Whether automatic resolution may change this person's identity.
 fn adjustable(entity: &Entity) -> bool {
-    entity.kind == EntityKind::Person
-        && entity.status != EntityStatus::Merged
-        && entity.do_not_merge_with.is_empty()
+    adjustable_header(&entity.header())
+}
+
+/// `adjustable`, from the entity's header.
+fn adjustable_header(header: &EntityHeader) -> bool {
+    header.kind == EntityKind::Person && header.status != EntityStatus::Merged && !header.kept_apart
 }
 
 /// Folds the other people into the first (re-anchoring follows).
@@ -114,10 +117,11 @@ fn join(tx: &mut dyn Tx, people: &[String], changes: &mut Changes) -> EngineResu
 /// Re-anchors one person: re-keys it when its anchor changed, divides it by meetings when its
 /// identifiers fell apart.
 fn reconcile_person(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> EngineResult<()> {
-    let Some(entity) = tx.find_entity(id)? else {
-        return Ok(());
-    };
-    if !adjustable(&entity) {
+    // The header tells the common cases apart without copying the row.
+    if !tx
+        .find_entity_header(id)?
+        .is_some_and(|header| adjustable_header(&header))
+    {
         return Ok(());
     }
     let identifiers: Vec<(String, String)> = tx
@@ -127,10 +131,13 @@ fn reconcile_person(tx: &mut dyn Tx, id: &str, changes: &mut Changes) -> EngineR
         .collect();
     // The common case, one identifier that the id derives from: nothing can change.
     if let [(scheme, value)] = identifiers.as_slice() {
-        if person_id(scheme, value) == entity.id {
+        if person_id(scheme, value) == id {
             return Ok(());
         }
     }
+    let Some(entity) = tx.find_entity(id)? else {
+        return Ok(());
+    };
     // The person's identifiers with the meetings that taught them.
     let mut sourced: BTreeMap<(String, String), Vec<IdentifierSource>> = BTreeMap::new();
     for (scheme, value) in identifiers {

@@ -15,6 +15,7 @@ pub fn run_all(make_store: &dyn Fn() -> Box<dyn Store>) {
     reads_cannot_write(make_store().as_ref());
     records_round_trip(make_store().as_ref());
     a_slots_claims_follow_the_transactions_own_changes(make_store().as_ref());
+    an_entitys_header_is_its_rows(make_store().as_ref());
     deleting_a_meeting_cascades_to_its_rows(make_store().as_ref());
     search_index_follows_every_write_and_stays_per_owner(make_store().as_ref());
     status_history_is_replaced_whole_and_read_as_of(make_store().as_ref());
@@ -432,15 +433,19 @@ fn entity_observations_equal_their_definition(store: &dyn Store) {
         })
         .expect("entity observations: writes");
     }
-    write(store, "alice", |tx| {
+    let agree = |tx: &mut dyn crate::Tx, step: &str| -> StoreResult<()> {
         for entity in ["e1", "e2", "e3", "missing"] {
             let (bounds, mut times) = tx.entity_observations(entity)?;
-            assert_eq!(bounds, tx.find_alias_bounds(entity)?, "{entity}");
+            assert_eq!(bounds, tx.find_alias_bounds(entity)?, "{entity} {step}");
             let mut expected = tx.list_observation_times(entity)?;
             times.sort();
             expected.sort();
-            assert_eq!(times, expected, "{entity}");
+            assert_eq!(times, expected, "{entity} {step}");
         }
+        Ok(())
+    };
+    write(store, "alice", |tx| {
+        agree(tx, "as written")?;
         let (bounds, times) = tx.entity_observations("e1")?;
         assert_eq!(bounds, Some(("Ann".to_string(), Ts(20), Ts(40))));
         assert_eq!(times.len(), 5, "four names and one evidence row");
@@ -448,9 +453,64 @@ fn entity_observations_equal_their_definition(store: &dyn Store) {
         assert_eq!(bounds, None, "no names");
         assert_eq!(times.len(), 1);
         assert_eq!(tx.entity_observations("e3")?, (None, Vec::new()));
+        // A claim moved to another subject takes its evidence's times along; a deleted evidence
+        // row or claim takes its own, within the transaction that changed them.
+        tx.upsert_claim(&sample_claim("c2", "e1"))?;
+        agree(tx, "after the move")?;
+        assert_eq!(tx.entity_observations("e1")?.1.len(), 6);
+        assert!(tx.entity_observations("e2")?.1.is_empty());
+        tx.delete_evidence_many(&["v1".to_string()])?;
+        agree(tx, "after the evidence deletion")?;
+        tx.delete_evidence_many(&["v2".to_string()])?;
+        tx.delete_claim("c2")?;
+        agree(tx, "after the claim deletion")?;
+        assert_eq!(tx.entity_observations("e1")?.1.len(), 4, "the names only");
         Ok(())
     })
     .expect("entity observations: alice");
+}
+
+/// An entity's header is its row's (`Entity::header`), follows the row's changes in the same
+/// transaction, and is not found for a missing id or another owner's.
+fn an_entitys_header_is_its_rows(store: &dyn Store) {
+    write(store, "alice", |tx| {
+        let mut entity = sample_entity("e1");
+        entity.do_not_merge_with = vec!["e2".into()];
+        entity.weight_basis = 1.5;
+        tx.upsert_entity(&entity)?;
+        let header = tx.find_entity_header("e1")?.expect("a header");
+        assert_eq!(header, entity.header());
+        assert!(header.kept_apart);
+        assert_eq!(header.observed, entity.observed());
+        let observed = Observed {
+            first_observed_at: Some(Ts(3)),
+            last_observed_at: Some(Ts(9)),
+            weight_basis: 2.0,
+            weight_latest: Some(Ts(9)),
+        };
+        tx.update_entity_observed("e1", &observed)?;
+        assert_eq!(
+            tx.find_entity_header("e1")?.map(|h| h.observed),
+            Some(observed)
+        );
+        entity.status = EntityStatus::Merged;
+        entity.canonical_name = "Alice C.".into();
+        tx.upsert_entity(&entity)?;
+        let header = tx.find_entity_header("e1")?.expect("a header");
+        assert_eq!(
+            (header.status, header.canonical_name.as_str()),
+            (EntityStatus::Merged, "Alice C.")
+        );
+        assert_eq!(tx.find_entity_header("missing")?, None);
+        Ok(())
+    })
+    .expect("an_entitys_header_is_its_rows: alice");
+    store
+        .read("bob", &mut |tx| {
+            assert_eq!(tx.find_entity_header("e1")?, None, "another owner's entity");
+            Ok(())
+        })
+        .expect("an_entitys_header_is_its_rows: bob");
 }
 
 /// A redirect is found by its old id, a second one for the same id replaces it, and another owner

@@ -534,6 +534,11 @@ pub trait Tx {
         }
     }
     fn find_entity(&mut self, id: &str) -> StoreResult<Option<Entity>>;
+    /// The entity's header (`Entity::header`): a store that keeps rows in memory answers without
+    /// copying the whole row.
+    fn find_entity_header(&mut self, id: &str) -> StoreResult<Option<EntityHeader>> {
+        Ok(self.find_entity(id)?.map(|entity| entity.header()))
+    }
     /// Points an entity id that another replaced (a person re-keyed when its anchor identifier
     /// changed) at the new id; a later call for the same old id replaces the target.
     fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()>;

@@ -681,6 +681,10 @@ impl Tx for LogTx<'_> {
         Ok(self.k().entities.get(id).cloned())
     }
 
+    fn find_entity_header(&mut self, id: &str) -> StoreResult<Option<EntityHeader>> {
+        Ok(self.k().entities.get(id).map(Entity::header))
+    }
+
     fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()> {
         self.put(Row::Redirect {
             old: old_id.to_string(),
