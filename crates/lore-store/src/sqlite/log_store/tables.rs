@@ -1337,7 +1337,9 @@ mod tests {
         };
         let mut k = Knowledge::default();
         let mut undo = Vec::new();
-        let steps: Vec<(Op, Vec<(i64, usize)>, Vec<(i64, usize)>)> = vec![
+        // Each step, and the times with their counts under e1 and e2 after it.
+        type Counts = Vec<(i64, usize)>;
+        let steps: Vec<(Op, Counts, Counts)> = vec![
             // Evidence before its claim counts once the claim is there.
             (evidence("v1", "c1", 5), vec![], vec![]),
             (claim("c1", "e1"), vec![(5, 1)], vec![]),
