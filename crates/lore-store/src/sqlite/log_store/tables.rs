@@ -393,11 +393,7 @@ impl Knowledge {
                     .insert((a.alias, a.meeting), a.observed_at);
             }
             Row::Claim(c) => {
-                let times = self
-                    .evidence_by_claim
-                    .get(c.id.as_str())
-                    .map(|(at, _, _)| *at);
-                count_times(&mut self.evidence_times_by_subject, &c.subject, times, true);
+                self.count_claims_evidence(&c, true);
                 self.claims_by_subject
                     .insert(c.subject.clone(), (c.predicate.clone(), c.id.clone()));
                 if let Some(object) = &c.object_entity {
@@ -411,15 +407,7 @@ impl Knowledge {
                 self.claims.insert(c.id.clone(), *c);
             }
             Row::Evidence(e) => {
-                if let Some(claim) = self.claims.get(&e.claim) {
-                    let times = [e.observed_at].into_iter();
-                    count_times(
-                        &mut self.evidence_times_by_subject,
-                        &claim.subject,
-                        times,
-                        true,
-                    );
-                }
+                self.count_evidence(&e, true);
                 self.evidence_by_claim
                     .insert(e.claim.clone(), (e.observed_at, e.start_ms, e.id.clone()));
                 if let Some(meeting) = &e.meeting {
@@ -538,6 +526,34 @@ impl Knowledge {
         }
     }
 
+    /// Counts (`add`) or uncounts a claim's evidence times under its subject: the claim comes or
+    /// goes, its evidence rows stay.
+    fn count_claims_evidence(&mut self, claim: &Claim, add: bool) {
+        let times = self
+            .evidence_by_claim
+            .get(claim.id.as_str())
+            .map(|(at, _, _)| *at);
+        count_times(
+            &mut self.evidence_times_by_subject,
+            &claim.subject,
+            times,
+            add,
+        );
+    }
+
+    /// Counts (`add`) or uncounts an evidence row's time under its claim's subject, when the claim
+    /// is stored (otherwise the claim's own put counts it).
+    fn count_evidence(&mut self, evidence: &Evidence, add: bool) {
+        if let Some(claim) = self.claims.get(&evidence.claim) {
+            count_times(
+                &mut self.evidence_times_by_subject,
+                &claim.subject,
+                std::iter::once(evidence.observed_at),
+                add,
+            );
+        }
+    }
+
     fn remove_row(&mut self, key: &Key) -> Option<Row> {
         match key {
             Key::Entity(id) => self.entities.remove(id).map(|e| Row::Entity(Box::new(e))),
@@ -584,16 +600,7 @@ impl Knowledge {
             }
             Key::Claim(id) => {
                 let c = self.claims.remove(id)?;
-                let times = self
-                    .evidence_by_claim
-                    .get(c.id.as_str())
-                    .map(|(at, _, _)| *at);
-                count_times(
-                    &mut self.evidence_times_by_subject,
-                    &c.subject,
-                    times,
-                    false,
-                );
+                self.count_claims_evidence(&c, false);
                 self.claims_by_subject
                     .remove(&c.subject, &(c.predicate.clone(), c.id.clone()));
                 if let Some(object) = &c.object_entity {
@@ -607,15 +614,7 @@ impl Knowledge {
             }
             Key::Evidence(id) => {
                 let e = self.evidence.remove(id)?;
-                if let Some(claim) = self.claims.get(&e.claim) {
-                    let times = [e.observed_at].into_iter();
-                    count_times(
-                        &mut self.evidence_times_by_subject,
-                        &claim.subject,
-                        times,
-                        false,
-                    );
-                }
+                self.count_evidence(&e, false);
                 self.evidence_by_claim
                     .remove(&e.claim, &(e.observed_at, e.start_ms, e.id.clone()));
                 if let Some(meeting) = &e.meeting {

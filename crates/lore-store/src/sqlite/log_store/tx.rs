@@ -242,6 +242,12 @@ impl LogTx<'_> {
 
     /// Applies a change to the owner's knowledge, logging it and keeping its inverse.
     fn apply(&mut self, op: Op) -> StoreResult<()> {
+        self.apply_logged(op).map(drop)
+    }
+
+    /// `apply`: whether the change had an inverse (a row changed), and the log's length before
+    /// the change was logged.
+    fn apply_logged(&mut self, op: Op) -> StoreResult<(bool, usize)> {
         let StateRef::Write(state) = &mut self.state else {
             return Err(read_only());
         };
@@ -251,12 +257,15 @@ impl LogTx<'_> {
         ) {
             self.last_slot.set(None);
         }
+        let mark = self.journal.log.bytes.len();
         self.journal.log.put(&op);
         self.journal.logged += 1;
-        if let Some(inverse) = state.knowledge.apply(op) {
+        let inverse = state.knowledge.apply(op);
+        let changed = inverse.is_some();
+        if let Some(inverse) = inverse {
             self.journal.undo.push(Undo::Knowledge(inverse));
         }
-        Ok(())
+        Ok((changed, mark))
     }
 
     fn put(&mut self, row: Row) -> StoreResult<()> {
@@ -271,26 +280,12 @@ impl LogTx<'_> {
     /// before it is applied (applying takes the key) and taken back out of the log when no row had
     /// the key: one lookup instead of a `contains` and then the removal.
     fn remove_key(&mut self, key: Key) -> StoreResult<bool> {
-        let StateRef::Write(state) = &mut self.state else {
-            return Err(read_only());
-        };
-        if matches!(key, Key::Claim(_)) {
-            self.last_slot.set(None);
+        let (removed, mark) = self.apply_logged(Op::Del(key))?;
+        if !removed {
+            self.journal.log.bytes.truncate(mark);
+            self.journal.logged -= 1;
         }
-        let mark = self.journal.log.bytes.len();
-        let op = Op::Del(key);
-        self.journal.log.put(&op);
-        match state.knowledge.apply(op) {
-            Some(inverse) => {
-                self.journal.logged += 1;
-                self.journal.undo.push(Undo::Knowledge(inverse));
-                Ok(true)
-            }
-            None => {
-                self.journal.log.bytes.truncate(mark);
-                Ok(false)
-            }
-        }
+        Ok(removed)
     }
 
     fn require_entity(&self, id: &str, what: &str) -> StoreResult<()> {
