@@ -210,6 +210,14 @@ impl Changes {
         self.after.insert(key, Snap::typed(after));
     }
 
+    /// `record_row` for a row this mutation removed, taken by value.
+    pub fn record_removed<T: serde::Serialize + Send + 'static>(&mut self, key: String, row: T) {
+        if !self.before.contains_key(&key) {
+            self.before.insert(key.clone(), Snap::typed(Some(row)));
+        }
+        self.after.insert(key, Snap::Json(Value::Null));
+    }
+
     /// A claim changed: its slot is re-evaluated and its subject rebuilt from scratch. The entities
     /// it points at are only mentioned: an entity's stored state reads the claims it is the subject
     /// of, never those naming it.
@@ -1124,25 +1132,25 @@ fn observed_fields(
 /// tombstones stay, L12), marking their slots and entities for re-evaluation.
 pub fn remove_evidence(
     tx: &mut dyn Tx,
-    evidence: &[Evidence],
+    evidence: Vec<Evidence>,
     changes: &mut Changes,
 ) -> EngineResult<()> {
     // Set-based: the rows go in one statement, and one more tells which claims kept no evidence.
     let ids: Vec<String> = evidence.iter().map(|row| row.id.clone()).collect();
     tx.delete_evidence_many(&ids)?;
-    let mut claim_ids = BTreeSet::new();
+    // Each claim's earliest removed row, by when it was recorded.
+    let mut earliest: FastMap<String, Ts> = FastMap::default();
     for row in evidence {
-        changes.record_row(format!("evidence:{}", row.id), Some(row), None);
-        claim_ids.insert(row.claim.clone());
+        match earliest.get_mut(&row.claim) {
+            Some(at) => *at = (*at).min(row.recorded_at),
+            None => {
+                earliest.insert(row.claim.clone(), row.recorded_at);
+            }
+        }
+        changes.record_removed(format!("evidence:{}", row.id), row);
     }
-    let claim_ids: Vec<String> = claim_ids.into_iter().collect();
-    let mut earliest: FastMap<&str, Ts> = FastMap::default();
-    for row in evidence {
-        let at = earliest
-            .entry(row.claim.as_str())
-            .or_insert(row.recorded_at);
-        *at = (*at).min(row.recorded_at);
-    }
+    let mut claim_ids: Vec<String> = earliest.keys().cloned().collect();
+    claim_ids.sort_unstable();
     let unsupported: BTreeSet<String> = tx
         .list_claims_without_evidence(&claim_ids)?
         .into_iter()
@@ -1160,7 +1168,7 @@ pub fn remove_evidence(
         tx.delete_claim(&claim.id)?;
         // Deleting a missing review-queue entry is a no-op.
         tx.delete_suggestion(&conflict_suggestion_id(&claim.id))?;
-        changes.record_row(format!("claim:{}", claim.id), Some(&claim), None);
+        changes.record_removed(format!("claim:{}", claim.id), claim);
     }
     Ok(())
 }
@@ -1173,7 +1181,7 @@ pub fn remove_meeting(
     changes: &mut Changes,
 ) -> EngineResult<()> {
     let evidence = tx.list_evidence_by_meeting(&meeting.id)?;
-    remove_evidence(tx, &evidence, changes)?;
+    remove_evidence(tx, evidence, changes)?;
     for entity in tx.delete_aliases_by_meeting(&meeting.id)? {
         changes.touch_mention(&entity);
     }

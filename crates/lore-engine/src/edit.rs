@@ -331,7 +331,7 @@ pub(crate) fn cascade_delete(
                 .find_note(id)?
                 .ok_or_else(|| EngineError::NotFound(format!("no note with id '{id}'")))?;
             let evidence = tx.list_evidence_by_source(SourceKind::Note, &note.id)?;
-            remove_evidence(tx, &evidence, &mut changes)?;
+            remove_evidence(tx, evidence, &mut changes)?;
             tx.delete_note(&note.id)?;
             crate::links::sync_meeting_attachments(tx, &note.meeting, &mut changes)?;
             changes.record(
@@ -346,7 +346,7 @@ pub(crate) fn cascade_delete(
                 .find_attachment(id)?
                 .ok_or_else(|| EngineError::NotFound(format!("no attachment with id '{id}'")))?;
             let evidence = tx.list_evidence_by_source(SourceKind::Attachment, &attachment.id)?;
-            remove_evidence(tx, &evidence, &mut changes)?;
+            remove_evidence(tx, evidence, &mut changes)?;
             tx.delete_attachment(&attachment.id)?;
             changes.released_blobs.insert(attachment.sha256.clone());
             changes.record(
@@ -359,11 +359,18 @@ pub(crate) fn cascade_delete(
     };
     let touched_slots = changes.slots.clone();
     changes.replays_history = true;
-    settle(tx, &mut changes, now)?;
-    // Erasure wins over history: rewrite the touched slots' status history from what is left.
+    crate::apply::settle_slots(tx, &mut changes, now)?;
+    // Erasure wins over history: rewrite the touched slots' status history from what is left,
+    // replayed while the touched entities are rebuilt (which writes entities only).
     let mut loaded = std::mem::take(&mut changes.loaded_slots);
     let from = changes.history_replay_from();
-    crate::temporal::rebuild_slot_histories(tx, &touched_slots, &mut loaded, &from)?;
+    crate::temporal::rebuild_slot_histories_alongside(
+        tx,
+        &touched_slots,
+        &mut loaded,
+        &from,
+        |tx| crate::apply::rebuild_entities(tx, &mut changes),
+    )?;
     let deleted = changes.changed_claims();
     if snapshot == Snapshot::Erased {
         // Earlier revisions that copied the source's rows (its ingests, a merge or re-keyed person

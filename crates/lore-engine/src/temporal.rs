@@ -164,6 +164,118 @@ pub fn rebuild_slot_histories(
     Ok(())
 }
 
+/// Slots a replay on a second thread is worth starting for (`rebuild_slot_histories_alongside`):
+/// below this many the thread's start costs about what the replays do.
+const REPLAYS_ON_A_THREAD_MIN: usize = 4;
+
+/// `rebuild_slot_histories` with `alongside` run on this thread meanwhile: the slots in `loaded`
+/// have their stored histories read first, then their replays (pure work over what was read) run
+/// on a scoped thread while `alongside` works with the transaction, and their histories are
+/// written once both are done; the other slots are read and replayed after, as
+/// `rebuild_slot_histories` does. `alongside` must not write claims, evidence, supersedes links or
+/// status rows, which the replays read (a deletion's entity rebuild writes entities only).
+pub fn rebuild_slot_histories_alongside<T>(
+    tx: &mut dyn Tx,
+    slots: &BTreeSet<SlotKey>,
+    loaded: &mut FastMap<SlotKey, LoadedSlot>,
+    from: &FastMap<SlotKey, Ts>,
+    alongside: impl FnOnce(&mut dyn Tx) -> EngineResult<T>,
+) -> EngineResult<T> {
+    let mut ready = Vec::new();
+    let mut later = Vec::new();
+    for slot in slots {
+        match loaded.remove(slot) {
+            Some(slot_loaded) if !slot_loaded.claims.is_empty() => {
+                let stored = stored_history(tx, slot)?;
+                ready.push((slot_loaded, stored, from.get(slot).copied()));
+            }
+            Some(_) => {}
+            None => later.push(slot),
+        }
+    }
+    // The replays take the slots and drop them when done (on their thread, off this one's path).
+    let replay_all = |ready: Vec<(LoadedSlot, StoredHistory, Option<Ts>)>| -> Vec<_> {
+        ready
+            .into_iter()
+            .map(|(loaded, stored, from)| {
+                let replayed = replay_slot_history(&loaded, &stored, from);
+                (stored, replayed)
+            })
+            .collect()
+    };
+    let (result, replayed) = if ready.len() < REPLAYS_ON_A_THREAD_MIN {
+        (alongside(tx), Ok(replay_all(ready)))
+    } else {
+        std::thread::scope(|scope| {
+            let (sender, taken) = std::sync::mpsc::channel();
+            let replays = std::thread::Builder::new()
+                .name("lore-replay".into())
+                .spawn_scoped(scope, move || {
+                    let ready = taken.recv().unwrap_or_default();
+                    replay_all(ready)
+                });
+            let replays = match replays {
+                Ok(handle) => match sender.send(ready) {
+                    Ok(()) => Ok(handle),
+                    Err(std::sync::mpsc::SendError(ready)) => Err(ready),
+                },
+                // No thread to be had: the replays run here.
+                Err(_) => Err(ready),
+            };
+            let result = alongside(tx);
+            let replayed = match replays {
+                Ok(handle) => handle.join().map_err(|panic| {
+                    crate::EngineError::Internal(format!(
+                        "replaying status histories failed: {}",
+                        panic
+                            .downcast_ref::<&str>()
+                            .copied()
+                            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                            .unwrap_or("unknown cause")
+                    ))
+                }),
+                Err(ready) => Ok(replay_all(ready)),
+            };
+            (result, replayed)
+        })
+    };
+    let (result, replayed) = (result?, replayed?);
+    for (stored, rows) in replayed {
+        write_replayed(tx, stored, rows)?;
+    }
+    for slot in later {
+        rebuild_slot_history(tx, slot, None, from.get(slot).copied())?;
+    }
+    Ok(result)
+}
+
+/// A slot's stored status history, by claim.
+type StoredHistory = FastMap<String, Vec<StatusChange>>;
+
+/// The slot's status history, read in one statement, by claim.
+fn stored_history(tx: &mut dyn Tx, slot: &SlotKey) -> EngineResult<StoredHistory> {
+    Ok(group_by_claim(
+        tx.list_status_changes_by_slot(slot)?,
+        |row| &row.claim,
+    ))
+}
+
+/// Writes the histories a replay gave where they differ from the stored ones.
+fn write_replayed(
+    tx: &mut dyn Tx,
+    mut stored: StoredHistory,
+    replayed: BTreeMap<String, Vec<StatusChange>>,
+) -> EngineResult<()> {
+    for (claim, rows) in replayed {
+        // Most claims of a touched slot keep their history; rewriting it would change no row.
+        let read = stored.remove(&claim).unwrap_or_default();
+        if read != rows {
+            tx.replace_status_history_read(&claim, &read, &rows)?;
+        }
+    }
+    Ok(())
+}
+
 fn rebuild_slot_history(
     tx: &mut dyn Tx,
     slot: &SlotKey,
@@ -177,17 +289,9 @@ fn rebuild_slot_history(
     if loaded.claims.is_empty() {
         return Ok(());
     }
-    // The slot's status history, read in one statement, by claim.
-    let mut stored = group_by_claim(tx.list_status_changes_by_slot(slot)?, |row| &row.claim);
+    let stored = stored_history(tx, slot)?;
     let replayed = replay_slot_history(&loaded, &stored, from);
-    for (claim, rows) in replayed {
-        // Most claims of a touched slot keep their history; rewriting it would change no row.
-        let read = stored.remove(&claim).unwrap_or_default();
-        if read != rows {
-            tx.replace_status_history_read(&claim, &read, &rows)?;
-        }
-    }
-    Ok(())
+    write_replayed(tx, stored, replayed)
 }
 
 /// Every claim's status history in a slot replayed from its facts (`stored`: the histories as

@@ -1242,21 +1242,27 @@ impl Tx for LogTx<'_> {
 
     fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()> {
         self.writable()?;
-        let stored: Vec<(i64, StatusChange)> = self
-            .k()
-            .status
-            .get(claim)
-            .map(|history| history.iter().map(|(s, c)| (*s, c.clone())).collect())
-            .unwrap_or_default();
-        // The rows both histories start with stay as they are (numbered from 1).
-        let kept = stored
-            .iter()
-            .zip(rows)
-            .enumerate()
-            .take_while(|(index, ((seq, stored), row))| *seq == *index as i64 + 1 && stored == *row)
-            .count();
-        for (seq, _) in stored.iter().filter(|(seq, _)| *seq > kept as i64) {
-            self.del(Key::Status(claim.to_string(), *seq))?;
+        // The rows both histories start with stay as they are (numbered from 1); the others go.
+        let (kept, stale) = match self.k().status.get(claim) {
+            Some(history) => {
+                let kept = history
+                    .iter()
+                    .zip(rows)
+                    .enumerate()
+                    .take_while(|(index, ((seq, stored), row))| {
+                        **seq == *index as i64 + 1 && *stored == *row
+                    })
+                    .count();
+                let stale: Vec<i64> = history
+                    .range(kept as i64 + 1..)
+                    .map(|(seq, _)| *seq)
+                    .collect();
+                (kept, stale)
+            }
+            None => (0, Vec::new()),
+        };
+        for seq in stale {
+            self.del(Key::Status(claim.to_string(), seq))?;
         }
         if rows.len() > kept && !self.k().claims.contains_key(claim) {
             return Err(conflict("status of no claim"));
