@@ -227,11 +227,7 @@ pub fn rebuild_slot_histories_alongside<T>(
                 Ok(handle) => handle.join().map_err(|panic| {
                     crate::EngineError::Internal(format!(
                         "replaying status histories failed: {}",
-                        panic
-                            .downcast_ref::<&str>()
-                            .copied()
-                            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-                            .unwrap_or("unknown cause")
+                        lore_store::panic_message(&panic)
                     ))
                 }),
                 Err(ready) => Ok(replay_all(ready)),

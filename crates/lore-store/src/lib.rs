@@ -957,3 +957,12 @@ pub trait Tx {
         per_slot_claim(self, slot, |tx, claim| tx.list_supersedes_links(claim))
     }
 }
+
+/// What a caught panic said (a write's, or a helper thread's).
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}

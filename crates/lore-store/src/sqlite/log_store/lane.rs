@@ -95,7 +95,7 @@ impl<'c> Shared<'c> {
                         .unwrap_or_else(|panic| {
                             Err(StoreError::Backend(format!(
                                 "a statement of the write failed unexpectedly: {}",
-                                super::panic_message(&panic)
+                                crate::panic_message(&panic)
                             )))
                         });
                 self.statements

@@ -357,15 +357,6 @@ impl Drop for EndSnapshot<'_> {
     }
 }
 
-/// What a caught panic said.
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|text| text.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".into())
-}
-
 /// Undoes a failed transaction's changes to memory, last first.
 fn undo(state: &mut OwnerState, changes: Vec<Undo>) {
     for change in changes.into_iter().rev() {
@@ -471,7 +462,7 @@ impl LogStore {
             .unwrap_or_else(|panic| {
                 Err(StoreError::Backend(format!(
                     "the read failed unexpectedly: {}",
-                    panic_message(&panic)
+                    crate::panic_message(&panic)
                 )))
             });
         if matches!(tx.snapshot, tx::Snapshot::Stale) {
@@ -560,7 +551,7 @@ impl LogStore {
                     *panicked = true;
                     Err(StoreError::Backend(format!(
                         "the write failed unexpectedly: {}",
-                        panic_message(&panic)
+                        crate::panic_message(&panic)
                     )))
                 });
             // The connection goes back to the lock before the helper's last jobs need it.
