@@ -573,12 +573,15 @@ impl Knowledge {
             }
             Key::Alias(entity, alias, meeting) => {
                 let names = self.aliases.get_mut(entity)?;
-                let observed_at = names.remove(&(alias.clone(), meeting.clone()))?;
+                // The stored key's strings go on into the index lookup and the removed row.
+                let ((alias_name, meeting_id), observed_at) =
+                    names.remove_entry(&(alias.clone(), meeting.clone()))?;
                 if names.is_empty() {
                     self.aliases.remove(entity);
                 }
-                self.aliases_by_meeting
-                    .remove(meeting, &(entity.clone(), alias.clone()));
+                let pair = (entity.clone(), alias_name);
+                self.aliases_by_meeting.remove(meeting, &pair);
+                let (entity_id, alias_name) = pair;
                 let alias_key = lore_core::normalize::value_key(alias);
                 if let Some(entities) = self.alias_keys.get_mut(&alias_key) {
                     if let Some(count) = entities.get_mut(entity) {
@@ -592,9 +595,9 @@ impl Knowledge {
                     }
                 }
                 Some(Row::Alias(Alias {
-                    entity: entity.clone(),
-                    alias: alias.clone(),
-                    meeting: meeting.clone(),
+                    entity: entity_id,
+                    alias: alias_name,
+                    meeting: meeting_id,
                     observed_at,
                 }))
             }

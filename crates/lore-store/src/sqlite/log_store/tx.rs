@@ -1656,6 +1656,33 @@ impl Tx for LogTx<'_> {
         Ok(taught.into_iter().collect())
     }
 
+    /// Each of the meeting's sources is removed by its key, and returned from the row its removal
+    /// took back, instead of being read first and then looked up again to be deleted.
+    fn delete_identifier_sources_by_meeting(
+        &mut self,
+        meeting: &str,
+    ) -> StoreResult<Vec<IdentifierSource>> {
+        self.writable()?;
+        let keys: Vec<(String, String, String)> = self
+            .k()
+            .identifier_sources_by_meeting
+            .get(meeting)
+            .cloned()
+            .collect();
+        let mut removed = Vec::with_capacity(keys.len());
+        for (scheme, value, group) in keys {
+            let key = Key::IdentifierSource(scheme, value, meeting.to_string(), group);
+            if self.remove_key(key)? {
+                if let Some(Undo::Knowledge(Op::Put(Row::IdentifierSource(source)))) =
+                    self.journal.undo.last()
+                {
+                    removed.push(source.clone());
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     fn delete_identifier_source(&mut self, source: &IdentifierSource) -> StoreResult<()> {
         self.del(Key::IdentifierSource(
             source.scheme.clone(),
