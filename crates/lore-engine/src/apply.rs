@@ -189,11 +189,11 @@ impl Changes {
         before: Option<&T>,
         after: Option<&T>,
     ) {
-        if !self.before.contains_key(&key) {
-            self.before
-                .insert(key.clone(), Snap::typed(before.cloned()));
-        }
-        self.after.insert(key, Snap::typed(after.cloned()));
+        self.record_snaps(
+            key,
+            || Snap::typed(before.cloned()),
+            Snap::typed(after.cloned()),
+        );
     }
 
     /// `record_row` taking the last state by value.
@@ -203,19 +203,21 @@ impl Changes {
         before: Option<&T>,
         after: Option<T>,
     ) {
-        if !self.before.contains_key(&key) {
-            self.before
-                .insert(key.clone(), Snap::typed(before.cloned()));
-        }
-        self.after.insert(key, Snap::typed(after));
+        self.record_snaps(key, || Snap::typed(before.cloned()), Snap::typed(after));
     }
 
     /// `record_row` for a row this mutation removed, taken by value.
     pub fn record_removed<T: serde::Serialize + Send + 'static>(&mut self, key: String, row: T) {
+        self.record_snaps(key, || Snap::typed(Some(row)), Snap::Json(Value::Null));
+    }
+
+    /// Records a row's last state, and its first unless one is recorded already (`first` is made
+    /// only then).
+    fn record_snaps(&mut self, key: String, first: impl FnOnce() -> Snap, last: Snap) {
         if !self.before.contains_key(&key) {
-            self.before.insert(key.clone(), Snap::typed(Some(row)));
+            self.before.insert(key.clone(), first());
         }
-        self.after.insert(key, Snap::Json(Value::Null));
+        self.after.insert(key, last);
     }
 
     /// A claim changed: its slot is re-evaluated and its subject rebuilt from scratch. The entities

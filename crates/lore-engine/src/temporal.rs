@@ -206,34 +206,29 @@ pub fn rebuild_slot_histories_alongside<T>(
     let (result, replayed) = if ready.len() < REPLAYS_ON_A_THREAD_MIN {
         (alongside(tx), Ok(replay_all(ready)))
     } else {
-        std::thread::scope(|scope| {
-            let (sender, taken) = std::sync::mpsc::channel();
+        // The thread takes the slots from here; if it cannot start, they are still here after.
+        let mut pending = Some(ready);
+        let (result, joined) = std::thread::scope(|scope| {
             let replays = std::thread::Builder::new()
                 .name("lore-replay".into())
-                .spawn_scoped(scope, move || {
-                    let ready = taken.recv().unwrap_or_default();
-                    replay_all(ready)
-                });
-            let replays = match replays {
-                Ok(handle) => match sender.send(ready) {
-                    Ok(()) => Ok(handle),
-                    Err(std::sync::mpsc::SendError(ready)) => Err(ready),
-                },
-                // No thread to be had: the replays run here.
-                Err(_) => Err(ready),
-            };
+                .spawn_scoped(scope, || replay_all(pending.take().unwrap_or_default()));
             let result = alongside(tx);
-            let replayed = match replays {
-                Ok(handle) => handle.join().map_err(|panic| {
-                    crate::EngineError::Internal(format!(
-                        "replaying status histories failed: {}",
-                        lore_store::panic_message(&panic)
-                    ))
-                }),
-                Err(ready) => Ok(replay_all(ready)),
-            };
-            (result, replayed)
-        })
+            (
+                result,
+                replays.ok().map(std::thread::ScopedJoinHandle::join),
+            )
+        });
+        let replayed = match joined {
+            Some(joined) => joined.map_err(|panic| {
+                crate::EngineError::Internal(format!(
+                    "replaying status histories failed: {}",
+                    lore_store::panic_message(&panic)
+                ))
+            }),
+            // No thread to be had: the replays run here.
+            None => Ok(replay_all(pending.take().unwrap_or_default())),
+        };
+        (result, replayed)
     };
     let (result, replayed) = (result?, replayed?);
     for (stored, rows) in replayed {

@@ -1172,9 +1172,9 @@ const WRITER_CACHE_KIB: u32 = 8_192;
 /// dozen distinct ones; rusqlite keeps 16 by default), the page cache holds a working set
 /// (`READER_CACHE_KIB`, `WRITER_CACHE_KIB`), and the first 2 GiB of the file (SQLite's cap) are
 /// read through a memory map instead of being copied into the cache, so per-entity reads cost about
-/// the same when the database outgrows the cache. A larger map was measured and not kept: once the file outgrew the free memory (20 GB at
-/// scale 100), every page fault read 128 KiB around its page and the process thrashed
-/// (BENCHMARKS.md, seventh round). Temporary files stay in
+/// the same when the database outgrows the cache. A larger map was measured and not kept: once the
+/// file outgrew the free memory (20 GB at scale 100), every page fault read 128 KiB around its page
+/// and the process thrashed (BENCHMARKS.md, seventh round). Temporary files stay in
 /// memory: a statement that fires triggers inside a transaction keeps a statement journal of every
 /// page it changes, and past 64 KiB SQLite spilled it to a temporary file, a `pwrite` per page (a
 /// fifth of an alias insert's time, whose triggers rewrite the entity's search text).
