@@ -331,9 +331,20 @@ fn append_entry(
     entry: &mut Vec<u8>,
 ) -> StoreResult<u64> {
     encode_entry(ops, entry)?;
+    insert_entry(connection, owner, seq, base, entry)
+}
+
+/// Appends an entry `encode_entry` made; returns its size.
+fn insert_entry(
+    connection: &Connection,
+    owner: &str,
+    seq: i64,
+    base: bool,
+    entry: &[u8],
+) -> StoreResult<u64> {
     connection
         .prepare_cached("INSERT INTO knowledge_log (owner, seq, base, ops) VALUES (?1, ?2, ?3, ?4)")
-        .and_then(|mut statement| statement.execute(params![owner, seq, base, &entry[..]]))
+        .and_then(|mut statement| statement.execute(params![owner, seq, base, entry]))
         .map_err(backend)?;
     Ok(entry.len() as u64)
 }
@@ -521,7 +532,8 @@ impl LogStore {
         connection: &mut Connection,
         owner: &str,
         state: &mut OwnerState,
-        journal: &mut Journal,
+        // The write's journal, and the buffer its log entry is encoded into.
+        (journal, entry): (&mut Journal, &mut Vec<u8>),
         work: &mut TxWork<'_>,
         panicked: &mut bool,
     ) -> StoreResult<()> {
@@ -556,9 +568,19 @@ impl LogStore {
                 });
             // The connection goes back to the lock before the helper's last jobs need it.
             tx.sql_tx.connection = ConnRef::Lent;
+            // The log entry is encoded (compressed) while the helper runs its last statements.
+            let encoded = match (&outcome, tx.journal.logged) {
+                (Ok(()), logged) if logged > 0 => {
+                    encode_entry(tx.journal.log.counted(logged), entry)
+                }
+                _ => Ok(()),
+            };
             let finished = tx.lane.as_mut().map_or(Ok(()), lane::Lane::finish);
             *journal = std::mem::take(&mut tx.journal);
-            (outcome.and(finished), tx.sql_tx.statements.get())
+            (
+                outcome.and(finished).and(encoded),
+                tx.sql_tx.statements.get(),
+            )
         });
         use std::sync::atomic::Ordering::Relaxed;
         self.sql
@@ -833,14 +855,13 @@ impl Store for LogStore {
                 connection,
                 owner,
                 &mut state,
-                &mut journal,
+                (&mut journal, &mut entry),
                 work,
                 &mut panicked,
             )?;
             let mut bytes = 0;
             if journal.logged > 0 {
-                let ops = journal.log.counted(journal.logged);
-                bytes = append_entry(connection, owner, state.seq + 1, false, ops, &mut entry)?;
+                bytes = insert_entry(connection, owner, state.seq + 1, false, &entry)?;
             }
             let changed = connection.total_changes() != changes_before;
             if changed {
