@@ -72,19 +72,34 @@ pub fn weight_basis(mut observations: Vec<(Ts, f64)>) -> (f64, Option<Ts>) {
 /// its time).
 pub fn weight_basis_of_times(mut times: Vec<Ts>, weight: f64) -> (f64, Option<Ts>) {
     times.sort_unstable();
+    weight_basis_of_counted(times.into_iter().map(|at| (at, 1)), weight)
+}
+
+/// `weight_basis_of_times` of times given in ascending order, each with how many observations
+/// share it (a time may come more than once): the same terms, summed one observation at a time in
+/// the same order, so the same number bit for bit.
+pub fn weight_basis_of_counted(
+    times: impl IntoIterator<Item = (Ts, usize)>,
+    weight: f64,
+) -> (f64, Option<Ts>) {
     let mut term: Option<(Ts, f64)> = None;
+    let mut latest = None;
     let basis = times
-        .iter()
-        .map(|&at| match term {
-            Some((time, value)) if time == at => value,
-            _ => {
-                let value = weight * ((at.0 - WEIGHT_EPOCH_MS) as f64 / HALF_LIFE_MS).exp2();
-                term = Some((at, value));
-                value
-            }
+        .into_iter()
+        .flat_map(|(at, count)| {
+            latest = Some(at);
+            let value = match term {
+                Some((time, value)) if time == at => value,
+                _ => {
+                    let value = weight * ((at.0 - WEIGHT_EPOCH_MS) as f64 / HALF_LIFE_MS).exp2();
+                    term = Some((at, value));
+                    value
+                }
+            };
+            std::iter::repeat_n(value, count)
         })
         .sum();
-    (basis, times.last().copied())
+    (basis, latest)
 }
 
 /// The basis of a single mention at `at`: `weight_basis` of that one observation (a meeting's weight
@@ -141,6 +156,29 @@ mod tests {
                 weight_basis_of_times(reversed, MENTION_WEIGHT).0.to_bits(),
                 want.to_bits()
             );
+            // Counted by distinct time, and with one time split over two runs (a merge of two
+            // ordered indexes gives it from each).
+            let mut sorted = times.clone();
+            sorted.sort();
+            let mut counted: Vec<(Ts, usize)> = Vec::new();
+            for at in &sorted {
+                match counted.last_mut() {
+                    Some((time, count)) if time == at => *count += 1,
+                    _ => counted.push((*at, 1)),
+                }
+            }
+            let split: Vec<(Ts, usize)> = counted
+                .iter()
+                .flat_map(|&(at, count)| match count {
+                    1 => vec![(at, 1)],
+                    _ => vec![(at, 1), (at, count - 1)],
+                })
+                .collect();
+            for runs in [counted, split] {
+                let (basis, latest) = weight_basis_of_counted(runs, MENTION_WEIGHT);
+                assert_eq!(basis.to_bits(), want.to_bits(), "{times:?}");
+                assert_eq!(latest, want_latest);
+            }
         }
     }
 

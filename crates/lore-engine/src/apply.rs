@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use lore_core::ids::short_id;
 use lore_core::model::*;
 use lore_core::projection::{project, ProjectedClaim};
-use lore_core::reading::{weight_basis_of_times, MENTION_WEIGHT};
+use lore_core::reading::MENTION_WEIGHT;
 use lore_core::slot::{evaluate_views, ClaimView};
 use lore_core::Ts;
 use lore_store::FastMap;
+use lore_store::ObservationSummary;
 use lore_store::{EncodedRevision, SlotFact, Tx};
 use serde_json::{json, Value};
 
@@ -921,12 +922,12 @@ fn refresh_entity_with(
         let Some(header) = tx.find_entity_header(id)? else {
             return Ok(false);
         };
-        let (alias_bounds, observations) = tx.entity_observations(id)?;
+        let (alias_bounds, observations) = tx.entity_observation_summary(id, MENTION_WEIGHT)?;
         let name_kept = alias_bounds
             .as_ref()
             .is_none_or(|(first, _, _)| *first == header.canonical_name);
         // Neither named nor observed: the general path below may delete it.
-        if name_kept && !observations.is_empty() {
+        if name_kept && observations.count > 0 {
             let observed = observed_fields(&alias_bounds, observations, None);
             if observed != header.observed {
                 tx.update_entity_observed(id, &observed)?;
@@ -1010,7 +1011,7 @@ fn rebuild_entity_with(
     entity: &Entity,
     names_read: &mut Names,
 ) -> EngineResult<(Entity, bool)> {
-    let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
+    let (alias_bounds, observations) = tx.entity_observation_summary(&entity.id, MENTION_WEIGHT)?;
     let claims = tx.list_claims_by_subject(&entity.id)?;
     let mut rebuilt = entity.clone();
     let claim_times = || {
@@ -1071,9 +1072,9 @@ fn rebuild_entity_with(
 /// An entity neither named nor observed may still be referred to (the subject of a retraction's
 /// tombstone, a link, a task): its caller counts every kind of reference before deleting it.
 fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option<(Entity, bool)>> {
-    let (alias_bounds, observations) = tx.entity_observations(&entity.id)?;
+    let (alias_bounds, observations) = tx.entity_observation_summary(&entity.id, MENTION_WEIGHT)?;
     // The names' times are among the observations.
-    let named_or_observed = !observations.is_empty();
+    let named_or_observed = observations.count > 0;
     let mut rebuilt = entity.clone();
     derive_observed(&mut rebuilt, &alias_bounds, observations, None);
     if rebuilt.display_name() != entity.display_name() {
@@ -1087,7 +1088,7 @@ fn rebuild_observations(tx: &mut dyn Tx, entity: &Entity) -> EngineResult<Option
 fn derive_observed(
     rebuilt: &mut Entity,
     alias_bounds: &Option<(String, Ts, Ts)>,
-    observations: Vec<Ts>,
+    observations: ObservationSummary,
     claims: Option<(Option<Ts>, Option<Ts>)>,
 ) {
     if let Some((first_alias, _, _)) = alias_bounds {
@@ -1102,15 +1103,10 @@ fn derive_observed(
 /// observations.
 fn observed_fields(
     alias_bounds: &Option<(String, Ts, Ts)>,
-    observations: Vec<Ts>,
+    observations: ObservationSummary,
     claims: Option<(Option<Ts>, Option<Ts>)>,
 ) -> Observed {
-    let claims = claims.unwrap_or_else(|| {
-        (
-            observations.iter().min().copied(),
-            observations.iter().max().copied(),
-        )
-    });
+    let claims = claims.unwrap_or((observations.earliest, observations.latest));
     let observed = alias_bounds
         .iter()
         .flat_map(|(_, first, last)| [*first, *last])
@@ -1121,12 +1117,11 @@ fn observed_fields(
         first = Some(first.map_or(at, |f| f.min(at)));
         last = Some(last.map_or(at, |l| l.max(at)));
     }
-    let (weight_basis, weight_latest) = weight_basis_of_times(observations, MENTION_WEIGHT);
     Observed {
         first_observed_at: first,
         last_observed_at: last,
-        weight_basis,
-        weight_latest,
+        weight_basis: observations.weight_basis,
+        weight_latest: observations.latest,
     }
 }
 

@@ -441,6 +441,13 @@ fn entity_observations_equal_their_definition(store: &dyn Store) {
             times.sort();
             expected.sort();
             assert_eq!(times, expected, "{entity} {step}");
+            // The folded times: the same count, bounds and weight basis, bit for bit.
+            let weight = lore_core::reading::MENTION_WEIGHT;
+            let (folded_bounds, folded) = tx.entity_observation_summary(entity, weight)?;
+            let of = crate::ObservationSummary::of(times, weight);
+            assert_eq!(folded_bounds, bounds, "{entity} {step}");
+            assert_eq!(folded, of, "{entity} {step}");
+            assert_eq!(folded.weight_basis.to_bits(), of.weight_basis.to_bits());
         }
         Ok(())
     };
@@ -465,6 +472,13 @@ fn entity_observations_equal_their_definition(store: &dyn Store) {
         tx.delete_claim("c2")?;
         agree(tx, "after the claim deletion")?;
         assert_eq!(tx.entity_observations("e1")?.1.len(), 4, "the names only");
+        tx.delete_aliases_by_meeting("m1")?;
+        agree(tx, "after a meeting's names left")?;
+        assert_eq!(
+            tx.entity_observations("e1")?.1.len(),
+            1,
+            "the second meeting's name"
+        );
         Ok(())
     })
     .expect("entity observations: alice");

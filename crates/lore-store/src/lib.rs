@@ -122,6 +122,34 @@ pub struct MeetingCounts {
 /// observed (`Tx::entity_observations`).
 pub type EntityObservations = (Option<(String, Ts, Ts)>, Vec<Ts>);
 
+/// An entity's observation times folded for its rebuild (`Tx::entity_observation_summary`): how
+/// many there are, the earliest and the latest, and their L19 weight basis at one weight
+/// (`lore_core::reading::weight_basis_of_times`, bit for bit).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObservationSummary {
+    pub count: usize,
+    pub earliest: Option<Ts>,
+    pub latest: Option<Ts>,
+    pub weight_basis: f64,
+}
+
+/// An entity's earliest name with the times it was first and last named, and its observations
+/// folded (`Tx::entity_observation_summary`).
+pub type FoldedObservations = (Option<(String, Ts, Ts)>, ObservationSummary);
+
+impl ObservationSummary {
+    pub fn of(times: Vec<Ts>, weight: f64) -> Self {
+        let (count, earliest) = (times.len(), times.iter().min().copied());
+        let (weight_basis, latest) = lore_core::reading::weight_basis_of_times(times, weight);
+        ObservationSummary {
+            count,
+            earliest,
+            latest,
+            weight_basis,
+        }
+    }
+}
+
 /// A write transaction's memo of identifier lookups (`Tx::find_entity_by_identifier`), by (scheme,
 /// value); `None`: no entity holds it. Both backends keep it current through the only writes of
 /// identifiers: insert, delete, and the cascade of deleting the holding entity.
@@ -942,6 +970,16 @@ pub trait Tx {
             self.find_alias_bounds(entity)?,
             self.list_observation_times(entity)?,
         ))
+    }
+    /// `entity_observations` with the times folded at `weight` (`ObservationSummary::of`). A
+    /// backend that keeps the times in order may fold them without collecting them.
+    fn entity_observation_summary(
+        &mut self,
+        entity: &str,
+        weight: f64,
+    ) -> StoreResult<FoldedObservations> {
+        let (bounds, times) = self.entity_observations(entity)?;
+        Ok((bounds, ObservationSummary::of(times, weight)))
     }
     /// The status history of every claim of one slot (`list_claims_by_slot`): by claim id, each
     /// claim's rows in `list_status_changes` order. A backend may read them in one statement.

@@ -81,7 +81,16 @@ pub(crate) enum Op {
     Put(Row),
     Del(Key),
     Observe(Box<EntityObserved>),
+    Derive(Box<ClaimDerivedChange>),
     Reset,
+}
+
+/// A claim's derived fields, written alone (`Op::Derive`): a slot's re-evaluation changes nothing
+/// else of a claim's row, which then is neither copied nor logged whole.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ClaimDerivedChange {
+    pub(crate) claim: String,
+    pub(crate) derived: ClaimDerived,
 }
 
 /// An entity's observation fields, written alone (`Op::Observe`): the rebuild of an entity a write
@@ -215,6 +224,9 @@ pub(crate) struct Knowledge {
     /// Subject to when the evidence rows of its claims were observed, with how many rows at each
     /// time: an entity's observations without a lookup per claim (a hub has hundreds).
     pub(crate) evidence_times_by_subject: FastMap<String, BTreeMap<Ts, usize>>,
+    /// Entity to when its names were said, with how many name rows at each time: with the
+    /// evidence times, an entity's observations in order without collecting and sorting them.
+    pub(crate) alias_times_by_entity: FastMap<String, BTreeMap<Ts, usize>>,
     pub(crate) evidence_by_meeting: Multi<String, String>,
     /// `(source kind, source id)` to evidence ids.
     pub(crate) evidence_by_source: Multi<(SourceKind, String), String>,
@@ -277,6 +289,12 @@ impl Knowledge {
                 self.pages.forget(&change.entity);
                 change.observed = old;
                 Some(Op::Observe(change))
+            }
+            Op::Derive(mut change) => {
+                let claim = self.claims.get_mut(&change.claim)?;
+                std::mem::swap(&mut claim.derived, &mut change.derived);
+                self.pages.forget(&claim.subject);
+                Some(Op::Derive(change))
             }
             Op::Reset => {
                 *self = Knowledge::default();
@@ -387,6 +405,12 @@ impl Knowledge {
                     .or_default() += 1;
                 self.aliases_by_meeting
                     .insert(a.meeting.clone(), (a.entity.clone(), a.alias.clone()));
+                count_times(
+                    &mut self.alias_times_by_entity,
+                    &a.entity,
+                    std::iter::once(a.observed_at),
+                    true,
+                );
                 self.aliases
                     .entry(a.entity)
                     .or_default()
@@ -581,6 +605,12 @@ impl Knowledge {
                 }
                 let pair = (entity.clone(), alias_name);
                 self.aliases_by_meeting.remove(meeting, &pair);
+                count_times(
+                    &mut self.alias_times_by_entity,
+                    entity,
+                    std::iter::once(observed_at),
+                    false,
+                );
                 let (entity_id, alias_name) = pair;
                 let alias_key = lore_core::normalize::value_key(alias);
                 if let Some(entities) = self.alias_keys.get_mut(&alias_key) {
@@ -887,6 +917,9 @@ impl Knowledge {
         if sorted(&self.evidence_times_by_subject) != sorted(&rebuilt.evidence_times_by_subject) {
             problems.push("knowledge index evidence_times_by_subject differs from its rows".into());
         }
+        if sorted(&self.alias_times_by_entity) != sorted(&rebuilt.alias_times_by_entity) {
+            problems.push("knowledge index alias_times_by_entity differs from its rows".into());
+        }
         problems
     }
 }
@@ -939,6 +972,7 @@ const OP_PUT: u8 = 1;
 const OP_DEL: u8 = 2;
 const OP_RESET: u8 = 3;
 const OP_OBSERVE: u8 = 4;
+const OP_DERIVE: u8 = 5;
 
 macro_rules! tags {
     ($($name:ident = $value:expr),+ $(,)?) => { $(const $name: u8 = $value;)+ };
@@ -970,6 +1004,11 @@ impl Codec for Op {
                 w.byte(OP_OBSERVE);
                 w.put(&change.entity);
                 w.put(&change.observed);
+            }
+            Op::Derive(change) => {
+                w.byte(OP_DERIVE);
+                w.put(&change.claim);
+                w.put(&change.derived);
             }
             Op::Put(row) => {
                 w.byte(OP_PUT);
@@ -1145,6 +1184,12 @@ impl Codec for Op {
                 observed: r.get()?,
             })));
         }
+        if op == OP_DERIVE {
+            return Ok(Op::Derive(Box::new(ClaimDerivedChange {
+                claim: r.get()?,
+                derived: r.get()?,
+            })));
+        }
         let table = r.byte()?;
         match op {
             OP_PUT => Ok(Op::Put(match table {
@@ -1284,9 +1329,23 @@ mod tests {
         let mut k = Knowledge::default();
         k.apply(Op::Put(Row::Entity(Box::new(sample_entity("e1")))));
         k.apply(Op::Put(Row::Alias(alias("e1", "Ann", "m1"))));
+        let claim = crate::conformance::sample_claim("c1", "e1");
+        k.apply(Op::Put(Row::Claim(Box::new(claim.clone()))));
         let before = format!("{:?}", k.rows().collect::<Vec<_>>());
         let mut undo = Vec::new();
+        let derived = ClaimDerived {
+            status: ClaimStatus::Retracted,
+            ..claim.derived.clone()
+        };
         for op in [
+            Op::Derive(Box::new(ClaimDerivedChange {
+                claim: "c1".into(),
+                derived: derived.clone(),
+            })),
+            Op::Derive(Box::new(ClaimDerivedChange {
+                claim: "nothing".into(),
+                derived,
+            })),
             Op::Put(Row::Alias(alias("e1", "ann", "m2"))),
             Op::Put(Row::Alias(alias("e2", "Ann", "m1"))),
             Op::Del(Key::Alias("e1".into(), "Ann".into(), "m1".into())),
@@ -1310,6 +1369,7 @@ mod tests {
             undo.extend(k.apply(op));
         }
         assert_eq!(k.alias_keys["ann"].len(), 2);
+        assert_eq!(k.claims["c1"].derived.status, ClaimStatus::Retracted);
         for op in undo.into_iter().rev() {
             k.apply(op);
         }
@@ -1393,6 +1453,15 @@ mod tests {
                 "g".into(),
             )),
             Op::Del(Key::Status("c1".into(), 3)),
+            Op::Derive(Box::new(ClaimDerivedChange {
+                claim: "c1".into(),
+                derived: ClaimDerived {
+                    status: ClaimStatus::Superseded,
+                    superseded_by: Some("c2".into()),
+                    superseded_at: Some(Ts(7)),
+                    ..crate::conformance::sample_claim("c1", "e1").derived
+                },
+            })),
             Op::Observe(Box::new(EntityObserved {
                 entity: "e1".into(),
                 observed: Observed {

@@ -15,7 +15,7 @@ use lore_core::Ts;
 use rusqlite::params;
 
 use super::codec::Writer;
-use super::tables::{EntityObserved, Key, Knowledge, Op, Row};
+use super::tables::{ClaimDerivedChange, EntityObserved, Key, Knowledge, Op, Row};
 use super::OwnerState;
 use crate::sqlite::{ConnRef, SqliteTx};
 use crate::{StoreError, StoreResult, Tx};
@@ -865,11 +865,13 @@ impl Tx for LogTx<'_> {
 
     fn update_claim_derived(&mut self, id: &str, derived: &ClaimDerived) -> StoreResult<()> {
         self.writable()?;
-        let Some(mut claim) = self.k().claims.get(id).cloned() else {
+        if !self.k().claims.contains_key(id) {
             return Err(not_found("claim", id));
-        };
-        claim.derived = derived.clone();
-        self.put(Row::Claim(Box::new(claim)))
+        }
+        self.apply(Op::Derive(Box::new(ClaimDerivedChange {
+            claim: id.to_string(),
+            derived: derived.clone(),
+        })))
     }
 
     fn update_claim_retracted(&mut self, id: &str, retracted_at: Option<Ts>) -> StoreResult<()> {
@@ -1242,36 +1244,34 @@ impl Tx for LogTx<'_> {
 
     fn replace_status_history(&mut self, claim: &str, rows: &[StatusChange]) -> StoreResult<()> {
         self.writable()?;
-        // The rows both histories start with stay as they are (numbered from 1); the others go.
-        let (kept, stale) = match self.k().status.get(claim) {
-            Some(history) => {
-                let kept = history
-                    .iter()
-                    .zip(rows)
-                    .enumerate()
-                    .take_while(|(index, ((seq, stored), row))| {
-                        **seq == *index as i64 + 1 && *stored == *row
-                    })
-                    .count();
-                let stale: Vec<i64> = history
-                    .range(kept as i64 + 1..)
-                    .map(|(seq, _)| *seq)
-                    .collect();
-                (kept, stale)
-            }
-            None => (0, Vec::new()),
+        // The history ends numbered 1..=rows.len(). A stored row that already holds its new place
+        // stays; one whose place holds another row is written over (one operation, not a removal
+        // and an insertion: a replay that takes a row out of the middle shifts every later one);
+        // the places past the end go.
+        let (stale, changed): (Vec<i64>, Vec<usize>) = match self.k().status.get(claim) {
+            Some(history) => (
+                history
+                    .keys()
+                    .filter(|seq| !(1..=rows.len() as i64).contains(seq))
+                    .copied()
+                    .collect(),
+                (0..rows.len())
+                    .filter(|index| history.get(&(*index as i64 + 1)) != Some(&rows[*index]))
+                    .collect(),
+            ),
+            None => (Vec::new(), (0..rows.len()).collect()),
         };
         for seq in stale {
             self.del(Key::Status(claim.to_string(), seq))?;
         }
-        if rows.len() > kept && !self.k().claims.contains_key(claim) {
+        if !changed.is_empty() && !self.k().claims.contains_key(claim) {
             return Err(conflict("status of no claim"));
         }
-        for (index, row) in rows.iter().enumerate().skip(kept) {
+        for index in changed {
             self.put(Row::Status {
                 claim: claim.to_string(),
                 seq: index as i64 + 1,
-                change: Box::new(row.clone()),
+                change: Box::new(rows[index].clone()),
             })?;
         }
         Ok(())
@@ -1857,6 +1857,48 @@ impl Tx for LogTx<'_> {
             .zip(last)
             .map(|((alias, first), last)| (alias.clone(), first, last));
         Ok((bounds, times))
+    }
+
+    fn entity_observation_summary(
+        &mut self,
+        entity: &str,
+        weight: f64,
+    ) -> StoreResult<crate::FoldedObservations> {
+        let k = self.k();
+        let evidence = k.evidence_times_by_subject.get(entity);
+        let names = k.alias_times_by_entity.get(entity);
+        // Both indexes hold their times in order: merged, they are the observations sorted.
+        let mut evidence = evidence.into_iter().flatten().peekable();
+        let mut names = names.into_iter().flatten().peekable();
+        let merged = std::iter::from_fn(|| {
+            let next = match (evidence.peek(), names.peek()) {
+                (Some(a), Some(b)) if b.0 < a.0 => names.next(),
+                (Some(_), _) => evidence.next(),
+                (None, _) => names.next(),
+            };
+            next.map(|(at, count)| (*at, *count))
+        });
+        let mut count = 0;
+        let mut earliest = None;
+        let counted = merged.inspect(|(at, rows)| {
+            earliest.get_or_insert(*at);
+            count += rows;
+        });
+        let (weight_basis, latest) = lore_core::reading::weight_basis_of_counted(counted, weight);
+        let bounds = k.aliases.get(entity).and_then(|names| {
+            let first = names.iter().map(|((alias, _), at)| (*at, alias)).min()?;
+            let last = names.values().max()?;
+            Some((first.1.clone(), first.0, *last))
+        });
+        Ok((
+            bounds,
+            crate::ObservationSummary {
+                count,
+                earliest,
+                latest,
+                weight_basis,
+            },
+        ))
     }
 
     fn list_status_changes_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<StatusChange>> {
