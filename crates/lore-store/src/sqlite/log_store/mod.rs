@@ -569,11 +569,10 @@ impl LogStore {
             // The connection goes back to the lock before the helper's last jobs need it.
             tx.sql_tx.connection = ConnRef::Lent;
             // The log entry is encoded (compressed) while the helper runs its last statements.
-            let encoded = match (&outcome, tx.journal.logged) {
-                (Ok(()), logged) if logged > 0 => {
-                    encode_entry(tx.journal.log.counted(logged), entry)
-                }
-                _ => Ok(()),
+            let logged = tx.journal.logged;
+            let encoded = match outcome.is_ok() && logged > 0 {
+                true => encode_entry(tx.journal.log.counted(logged), entry),
+                false => Ok(()),
             };
             let finished = tx.lane.as_mut().map_or(Ok(()), lane::Lane::finish);
             *journal = std::mem::take(&mut tx.journal);

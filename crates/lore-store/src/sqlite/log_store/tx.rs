@@ -1519,7 +1519,7 @@ impl Tx for LogTx<'_> {
     }
 
     fn find_alias_bounds(&mut self, entity: &str) -> StoreResult<Option<(String, Ts, Ts)>> {
-        Ok(self.entity_observations(entity)?.0)
+        Ok(name_bounds(self.k(), entity))
     }
 
     fn list_aliases_by_meeting(&mut self, meeting: &str) -> StoreResult<Vec<Alias>> {
@@ -1844,19 +1844,14 @@ impl Tx for LogTx<'_> {
         {
             times.extend(std::iter::repeat_n(*at, *rows));
         }
-        let mut first: Option<(&String, Ts)> = None;
-        let mut last: Option<Ts> = None;
-        for ((alias, _), at) in k.aliases.get(entity).into_iter().flatten() {
-            if first.is_none_or(|(name, time)| (*at, alias) < (time, name)) {
-                first = Some((alias, *at));
-            }
-            last = Some(last.map_or(*at, |l| l.max(*at)));
-            times.push(*at);
-        }
-        let bounds = first
-            .zip(last)
-            .map(|((alias, first), last)| (alias.clone(), first, last));
-        Ok((bounds, times))
+        times.extend(
+            k.aliases
+                .get(entity)
+                .into_iter()
+                .flatten()
+                .map(|(_, at)| *at),
+        );
+        Ok((name_bounds(k, entity), times))
     }
 
     fn entity_observation_summary(
@@ -1885,13 +1880,8 @@ impl Tx for LogTx<'_> {
             count += rows;
         });
         let (weight_basis, latest) = lore_core::reading::weight_basis_of_counted(counted, weight);
-        let bounds = k.aliases.get(entity).and_then(|names| {
-            let first = names.iter().map(|((alias, _), at)| (*at, alias)).min()?;
-            let last = names.values().max()?;
-            Some((first.1.clone(), first.0, *last))
-        });
         Ok((
-            bounds,
+            name_bounds(k, entity),
             crate::ObservationSummary {
                 count,
                 earliest,
@@ -1931,4 +1921,13 @@ impl LogTx<'_> {
         }
         Ok(())
     }
+}
+
+/// An entity's earliest name (the first by time, then by text in byte order, as
+/// `find_alias_bounds` orders them) with the first and the last time it was named.
+fn name_bounds(k: &Knowledge, entity: &str) -> Option<(String, Ts, Ts)> {
+    let names = k.aliases.get(entity)?;
+    let (first, alias) = names.iter().map(|((alias, _), at)| (*at, alias)).min()?;
+    let last = names.values().max()?;
+    Some((alias.clone(), first, *last))
 }
