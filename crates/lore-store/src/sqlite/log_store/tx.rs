@@ -1924,10 +1924,11 @@ impl LogTx<'_> {
 }
 
 /// An entity's earliest name (the first by time, then by text in byte order, as
-/// `find_alias_bounds` orders them) with the first and the last time it was named.
+/// `find_alias_bounds` orders them) with the first and the last time it was named (the last from
+/// the name-times index, which holds them in order).
 fn name_bounds(k: &Knowledge, entity: &str) -> Option<(String, Ts, Ts)> {
     let names = k.aliases.get(entity)?;
     let (first, alias) = names.iter().map(|((alias, _), at)| (*at, alias)).min()?;
-    let last = names.values().max()?;
+    let (last, _) = k.alias_times_by_entity.get(entity)?.last_key_value()?;
     Some((alias.clone(), first, *last))
 }
