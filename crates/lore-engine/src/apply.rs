@@ -73,6 +73,12 @@ pub struct Changes {
 pub enum Snap {
     Json(Value),
     Row(Box<dyn SnapRow>),
+    /// A typed row cut to its identifying fields (erasure), kept as the JSON text the revision
+    /// stores, with the row's `meeting`.
+    Erased {
+        text: String,
+        meeting: Option<String>,
+    },
 }
 
 /// A typed row a revision may record.
@@ -80,6 +86,8 @@ pub trait SnapRow: Send {
     fn to_json(&self) -> Value;
     /// The row cut to its identifying fields (`identifying_fields` of its JSON).
     fn identifying(&self) -> Value;
+    /// `identifying` as JSON text, with the row's `meeting`; `None` for a row that is no struct.
+    fn identifying_text(&self) -> Option<(String, Option<String>)>;
     /// Appends the JSON text of `to_json` (`null` for a row that does not serialize).
     fn write_json(&self, out: &mut Vec<u8>);
     /// The row's `meeting` field when it is a string; `json` is what `write_json` wrote.
@@ -94,6 +102,10 @@ impl<T: serde::Serialize + Send> SnapRow for T {
     fn identifying(&self) -> Value {
         crate::identifying::identifying(self, IDENTIFYING_FIELDS, ERASED_FIELD)
             .unwrap_or_else(|| identifying_fields(self.to_json()))
+    }
+
+    fn identifying_text(&self) -> Option<(String, Option<String>)> {
+        crate::identifying::identifying_text(self, IDENTIFYING_FIELDS, ERASED_FIELD)
     }
 
     fn write_json(&self, out: &mut Vec<u8>) {
@@ -121,6 +133,7 @@ impl Snap {
         match self {
             Snap::Json(value) => value.clone(),
             Snap::Row(row) => row.to_json(),
+            Snap::Erased { text, .. } => serde_json::from_str(text).unwrap_or(Value::Null),
         }
     }
 
@@ -128,11 +141,16 @@ impl Snap {
         matches!(self, Snap::Json(Value::Null))
     }
 
-    /// The row cut to its identifying fields (an absent row stays absent).
-    fn into_identifying(self) -> Value {
+    /// The row cut to its identifying fields (an absent row stays absent; a cut row stays as it
+    /// is). A typed row is written as text right away.
+    fn into_identifying(self) -> Snap {
         match self {
-            Snap::Json(value) => identifying_fields(value),
-            Snap::Row(row) => row.identifying(),
+            Snap::Json(value) => Snap::Json(identifying_fields(value)),
+            Snap::Row(row) => match row.identifying_text() {
+                Some((text, meeting)) => Snap::Erased { text, meeting },
+                None => Snap::Json(row.identifying()),
+            },
+            erased @ Snap::Erased { .. } => erased,
         }
     }
 
@@ -295,7 +313,7 @@ impl Changes {
         for (key, row) in self.before.iter_mut() {
             if erase(key) {
                 let first = std::mem::replace(row, Snap::Json(Value::Null));
-                *row = Snap::Json(first.into_identifying());
+                *row = first.into_identifying();
             }
         }
         let renamed: Vec<(String, String)> = self
@@ -427,6 +445,10 @@ fn encode_snapshots(
                 (Snap::Row(typed), _) => {
                     typed.write_json(&mut out);
                     typed.meeting(&out[start..])
+                }
+                (Snap::Erased { text, meeting }, _) => {
+                    out.extend_from_slice(text.as_bytes());
+                    meeting.clone()
                 }
             };
             meetings.extend(meeting);
@@ -1034,10 +1056,7 @@ fn rebuild_entity_with(
                 let name = match names_read.get(other) {
                     Some(name) => name.clone(),
                     None => {
-                        let name = tx
-                            .find_entity(other)?
-                            .map(|e| e.display_name().to_string())
-                            .unwrap_or_default();
+                        let name = tx.find_entity_display_name(other)?.unwrap_or_default();
                         names_read.insert(other.clone(), name.clone());
                         name
                     }

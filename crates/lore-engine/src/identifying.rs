@@ -4,7 +4,8 @@
 //! unserialized. It gives what `identifying_fields(serde_json::to_value(row))` gives (a test holds
 //! the two equal), at a fraction of the cost: a deletion erases every row it removed, and turning
 //! each whole row into JSON first was a fifth of a delete's instructions (BENCHMARKS.md,
-//! twenty-first round).
+//! twenty-first round). It can also write the cut row straight as JSON text
+//! (`identifying_text`), the form a revision stores, without building a JSON value first.
 
 use serde::ser::{self, Impossible, Serialize, SerializeStruct};
 use serde_json::{Map, Value};
@@ -12,9 +13,30 @@ use serde_json::{Map, Value};
 /// The row's identifying fields with `"erased": true`, or `None` when the row does not serialize as
 /// a struct (the caller then cuts its JSON).
 pub fn identifying<T: Serialize + ?Sized>(row: &T, fields: &[&str], erased: &str) -> Option<Value> {
-    let mut kept = row.serialize(Fields { fields }).ok()?;
+    let Ok(Out::Map(mut kept)) = row.serialize(Fields::map(fields)) else {
+        return None;
+    };
     kept.insert(erased.to_string(), Value::Bool(true));
     Some(Value::Object(kept))
+}
+
+/// `identifying` as the JSON text `serde_json` writes for that value (the same fields in the same
+/// order, then `"erased": true`), with the row's `meeting` field when it is a string; `None` when
+/// the row does not serialize as a struct.
+pub fn identifying_text<T: Serialize + ?Sized>(
+    row: &T,
+    fields: &[&str],
+    erased: &str,
+) -> Option<(String, Option<String>)> {
+    let mut out = Vec::with_capacity(160);
+    let Ok(Out::Text { meeting }) = row.serialize(Fields {
+        fields,
+        text: Some((&mut out, erased)),
+    }) else {
+        return None;
+    };
+    // serde_json writes UTF-8 only.
+    Some((String::from_utf8(out).ok()?, meeting))
 }
 
 /// A typed row's `field` as `serde_json::to_value(row)` has it when plain (`Some(None)`: absent, or
@@ -22,17 +44,45 @@ pub fn identifying<T: Serialize + ?Sized>(row: &T, fields: &[&str], erased: &str
 /// struct (the caller reads its JSON instead).
 pub fn plain_field<T: Serialize + ?Sized>(row: &T, field: &str) -> Option<Option<Value>> {
     let fields = [field];
-    let mut kept = row.serialize(Fields { fields: &fields }).ok()?;
+    let Ok(Out::Map(mut kept)) = row.serialize(Fields::map(&fields)) else {
+        return None;
+    };
     Some(kept.remove(field))
 }
 
+/// The serializer: the fields to keep, and where to write them as text (with the name of the
+/// field that marks the row erased), or `None` to collect them as JSON values.
 struct Fields<'a> {
     fields: &'a [&'a str],
+    text: Option<(&'a mut Vec<u8>, &'a str)>,
 }
 
-struct Kept<'a> {
-    fields: &'a [&'a str],
-    map: Map<String, Value>,
+impl<'a> Fields<'a> {
+    fn map(fields: &'a [&'a str]) -> Self {
+        Fields { fields, text: None }
+    }
+}
+
+/// The kept fields of a struct being serialized.
+enum Kept<'a> {
+    Map {
+        fields: &'a [&'a str],
+        map: Map<String, Value>,
+    },
+    Text {
+        fields: &'a [&'a str],
+        out: &'a mut Vec<u8>,
+        erased: &'a str,
+        /// Whether a field was written after the opening brace.
+        any: bool,
+        meeting: Option<String>,
+    },
+}
+
+/// What a struct gave: its kept fields, or (written as text) its `meeting`.
+enum Out {
+    Map(Map<String, Value>),
+    Text { meeting: Option<String> },
 }
 
 /// Anything but a struct: not handled here.
@@ -54,7 +104,7 @@ impl ser::Error for NotAStruct {
 }
 
 impl SerializeStruct for Kept<'_> {
-    type Ok = Map<String, Value>;
+    type Ok = Out;
     type Error = NotAStruct;
 
     fn serialize_field<V: Serialize + ?Sized>(
@@ -62,18 +112,67 @@ impl SerializeStruct for Kept<'_> {
         key: &'static str,
         value: &V,
     ) -> Result<(), NotAStruct> {
-        if !self.fields.contains(&key) {
-            return Ok(());
-        }
-        let value = serde_json::to_value(value).map_err(|_| NotAStruct)?;
-        if !value.is_array() && !value.is_object() {
-            self.map.insert(key.to_string(), value);
+        match self {
+            Kept::Map { fields, map } => {
+                if !fields.contains(&key) {
+                    return Ok(());
+                }
+                let value = serde_json::to_value(value).map_err(|_| NotAStruct)?;
+                if !value.is_array() && !value.is_object() {
+                    map.insert(key.to_string(), value);
+                }
+            }
+            Kept::Text {
+                fields,
+                out,
+                any,
+                meeting,
+                ..
+            } => {
+                if !fields.contains(&key) {
+                    return Ok(());
+                }
+                let mark = out.len();
+                if *any {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut **out, key).map_err(|_| NotAStruct)?;
+                out.push(b':');
+                let start = out.len();
+                serde_json::to_writer(&mut **out, value).map_err(|_| NotAStruct)?;
+                match out.get(start) {
+                    // A list or an object: not kept.
+                    Some(b'[' | b'{') => out.truncate(mark),
+                    first => {
+                        if key == "meeting" && first == Some(&b'"') {
+                            *meeting = serde_json::from_slice(&out[start..]).ok();
+                        }
+                        *any = true;
+                    }
+                }
+            }
         }
         Ok(())
     }
 
-    fn end(self) -> Result<Map<String, Value>, NotAStruct> {
-        Ok(self.map)
+    fn end(self) -> Result<Out, NotAStruct> {
+        match self {
+            Kept::Map { map, .. } => Ok(Out::Map(map)),
+            Kept::Text {
+                out,
+                erased,
+                any,
+                meeting,
+                ..
+            } => {
+                if any {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, erased).map_err(|_| NotAStruct)?;
+                out.extend_from_slice(b":true}");
+                Ok(Out::Text { meeting })
+            }
+        }
     }
 }
 
@@ -86,7 +185,7 @@ macro_rules! not_a_struct {
 }
 
 impl<'a> ser::Serializer for Fields<'a> {
-    type Ok = Map<String, Value>;
+    type Ok = Out;
     type Error = NotAStruct;
     type SerializeSeq = Impossible<Self::Ok, NotAStruct>;
     type SerializeTuple = Impossible<Self::Ok, NotAStruct>;
@@ -97,9 +196,21 @@ impl<'a> ser::Serializer for Fields<'a> {
     type SerializeStructVariant = Impossible<Self::Ok, NotAStruct>;
 
     fn serialize_struct(self, _: &'static str, len: usize) -> Result<Kept<'a>, NotAStruct> {
-        Ok(Kept {
-            fields: self.fields,
-            map: Map::with_capacity(len.min(self.fields.len()) + 1),
+        Ok(match self.text {
+            None => Kept::Map {
+                fields: self.fields,
+                map: Map::with_capacity(len.min(self.fields.len()) + 1),
+            },
+            Some((out, erased)) => {
+                out.push(b'{');
+                Kept::Text {
+                    fields: self.fields,
+                    out,
+                    erased,
+                    any: false,
+                    meeting: None,
+                }
+            }
         })
     }
 
@@ -201,6 +312,12 @@ mod tests {
         assert_eq!(fast, slow);
         // Field order too: revisions are compared as text elsewhere.
         assert_eq!(fast.to_string(), slow.to_string());
+        // Written as text, byte for byte what the value's text is, with its meeting.
+        let (text, meeting) =
+            identifying_text(row, IDENTIFYING_FIELDS, ERASED_FIELD).expect("a struct");
+        assert_eq!(text, slow.to_string());
+        let slow_meeting = slow.get("meeting").and_then(Value::as_str);
+        assert_eq!(meeting.as_deref(), slow_meeting);
     }
 
     #[test]
@@ -265,7 +382,18 @@ mod tests {
             created_at: Ts(2),
         });
         same(&lore_store::conformance::sample_claim("c1", "e1"));
+        // A row of no kept field is only marked.
+        #[derive(serde::Serialize)]
+        struct Words {
+            quote: String,
+            segments: Vec<String>,
+        }
+        same(&Words {
+            quote: "q".into(),
+            segments: vec!["s1".into()],
+        });
         // A JSON value is no struct: the caller cuts its JSON instead.
         assert!(identifying(&json!({"id": "x"}), IDENTIFYING_FIELDS, ERASED_FIELD).is_none());
+        assert!(identifying_text(&json!({"id": "x"}), IDENTIFYING_FIELDS, ERASED_FIELD).is_none());
     }
 }

@@ -175,7 +175,7 @@ fn derive_attachments_with(
     };
     for alias in aliases {
         if !named.contains_key(&alias.entity) {
-            let Some(entity) = tx.find_entity(&alias.entity)? else {
+            let Some(entity) = tx.find_entity_header(&alias.entity)? else {
                 continue;
             };
             named.insert(alias.entity.clone(), (entity.kind, BTreeSet::new()));

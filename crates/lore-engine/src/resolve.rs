@@ -450,15 +450,14 @@ fn add_identifier(
             );
         }
     }
-    if scheme == "email" {
+    // The row is read whole only when it gains the email (most persons already list it).
+    if scheme == "email" && tx.entity_has_email(person, value)? == Some(false) {
         if let Some(entity) = tx.find_entity(person)? {
-            if !entity.emails.iter().any(|e| e == value) {
-                let mut updated = entity.clone();
-                updated.emails.push(value.to_string());
-                updated.emails = crate::people::canonical_emails(person, &updated.emails);
-                tx.upsert_entity(&updated)?;
-                changes.record_row(format!("entity:{person}"), Some(&entity), Some(&updated));
-            }
+            let mut updated = entity.clone();
+            updated.emails.push(value.to_string());
+            updated.emails = crate::people::canonical_emails(person, &updated.emails);
+            tx.upsert_entity(&updated)?;
+            changes.record_row(format!("entity:{person}"), Some(&entity), Some(&updated));
         }
     }
     Ok(())

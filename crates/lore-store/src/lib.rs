@@ -567,6 +567,20 @@ pub trait Tx {
     fn find_entity_header(&mut self, id: &str) -> StoreResult<Option<EntityHeader>> {
         Ok(self.find_entity(id)?.map(|entity| entity.header()))
     }
+    /// The name every view shows for the entity (`Entity::display_name`); a store that keeps rows
+    /// in memory answers without copying the row.
+    fn find_entity_display_name(&mut self, id: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .find_entity(id)?
+            .map(|entity| entity.display_name().to_string()))
+    }
+    /// Whether the entity lists this email (`None`: no such entity); a store that keeps rows in
+    /// memory answers without copying the row.
+    fn entity_has_email(&mut self, id: &str, email: &str) -> StoreResult<Option<bool>> {
+        Ok(self
+            .find_entity(id)?
+            .map(|entity| entity.emails.iter().any(|e| e == email)))
+    }
     /// Points an entity id that another replaced (a person re-keyed when its anchor identifier
     /// changed) at the new id; a later call for the same old id replaces the target.
     fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()>;

@@ -206,8 +206,9 @@ pub(crate) struct Knowledge {
     pub(crate) identifiers: SafeMap<(String, String), String>,
     /// Entity to its `(scheme, value)` identifiers.
     pub(crate) identifiers_by_entity: Multi<String, (String, String)>,
-    /// Entity to `(alias, meeting)` to when the meeting said the name.
-    pub(crate) aliases: FastMap<String, BTreeMap<(String, String), Ts>>,
+    /// Entity to name to meeting to when the meeting said the name: nested, so a lookup compares
+    /// the name once per level instead of a `(name, meeting)` pair.
+    pub(crate) aliases: FastMap<String, BTreeMap<String, BTreeMap<String, Ts>>>,
     /// Meeting to `(entity, alias)`.
     pub(crate) aliases_by_meeting: Multi<String, (String, String)>,
     /// Name key to the entities whose names have it, with how many name rows do.
@@ -224,9 +225,10 @@ pub(crate) struct Knowledge {
     /// Subject to when the evidence rows of its claims were observed, with how many rows at each
     /// time: an entity's observations without a lookup per claim (a hub has hundreds).
     pub(crate) evidence_times_by_subject: FastMap<String, BTreeMap<Ts, usize>>,
-    /// Entity to when its names were said, with how many name rows at each time: with the
-    /// evidence times, an entity's observations in order without collecting and sorting them.
-    pub(crate) alias_times_by_entity: FastMap<String, BTreeMap<Ts, usize>>,
+    /// Entity to when its names were said and what they were, with how many name rows said each
+    /// name at each time: with the evidence times, an entity's observations in order without
+    /// collecting and sorting them; its first key is the entity's earliest name.
+    pub(crate) alias_times_by_entity: FastMap<String, BTreeMap<(Ts, String), usize>>,
     pub(crate) evidence_by_meeting: Multi<String, String>,
     /// `(source kind, source id)` to evidence ids.
     pub(crate) evidence_by_source: Multi<(SourceKind, String), String>,
@@ -343,7 +345,8 @@ impl Knowledge {
             Key::Alias(entity, alias, meeting) => self
                 .aliases
                 .get(entity)
-                .is_some_and(|names| names.contains_key(&(alias.clone(), meeting.clone()))),
+                .and_then(|names| names.get(alias))
+                .is_some_and(|meetings| meetings.contains_key(meeting)),
             Key::Claim(id) => self.claims.contains_key(id),
             Key::Evidence(id) => self.evidence.contains_key(id),
             Key::Supersedes(claim, target, evidence) => self
@@ -408,13 +411,15 @@ impl Knowledge {
                 count_times(
                     &mut self.alias_times_by_entity,
                     &a.entity,
-                    std::iter::once(a.observed_at),
+                    std::iter::once((a.observed_at, a.alias.clone())),
                     true,
                 );
                 self.aliases
                     .entry(a.entity)
                     .or_default()
-                    .insert((a.alias, a.meeting), a.observed_at);
+                    .entry(a.alias)
+                    .or_default()
+                    .insert(a.meeting, a.observed_at);
             }
             Row::Claim(c) => {
                 self.count_claims_evidence(&c, true);
@@ -597,21 +602,28 @@ impl Knowledge {
             }
             Key::Alias(entity, alias, meeting) => {
                 let names = self.aliases.get_mut(entity)?;
-                // The stored key's strings go on into the index lookup and the removed row.
-                let ((alias_name, meeting_id), observed_at) =
-                    names.remove_entry(&(alias.clone(), meeting.clone()))?;
-                if names.is_empty() {
-                    self.aliases.remove(entity);
+                let meetings = names.get_mut(alias)?;
+                // The stored strings go on into the removed row.
+                let (meeting_id, observed_at) = meetings.remove_entry(meeting)?;
+                let mut stored_alias = None;
+                if meetings.is_empty() {
+                    stored_alias = names.remove_entry(alias).map(|(alias, _)| alias);
+                    if names.is_empty() {
+                        self.aliases.remove(entity);
+                    }
                 }
-                let pair = (entity.clone(), alias_name);
+                let pair = (
+                    entity.clone(),
+                    stored_alias.unwrap_or_else(|| alias.clone()),
+                );
                 self.aliases_by_meeting.remove(meeting, &pair);
+                let (entity_id, alias_name) = pair;
                 count_times(
                     &mut self.alias_times_by_entity,
                     entity,
-                    std::iter::once(observed_at),
+                    std::iter::once((observed_at, alias.clone())),
                     false,
                 );
-                let (entity_id, alias_name) = pair;
                 let alias_key = lore_core::normalize::value_key(alias);
                 if let Some(entities) = self.alias_keys.get_mut(&alias_key) {
                     if let Some(count) = entities.get_mut(entity) {
@@ -785,12 +797,14 @@ impl Knowledge {
                     entity: entity.clone(),
                 });
         let aliases = self.aliases.iter().flat_map(|(entity, names)| {
-            names.iter().map(|((alias, meeting), at)| {
-                Row::Alias(Alias {
-                    entity: entity.clone(),
-                    alias: alias.clone(),
-                    meeting: meeting.clone(),
-                    observed_at: *at,
+            names.iter().flat_map(move |(alias, meetings)| {
+                meetings.iter().map(move |(meeting, at)| {
+                    Row::Alias(Alias {
+                        entity: entity.clone(),
+                        alias: alias.clone(),
+                        meeting: meeting.clone(),
+                        observed_at: *at,
+                    })
                 })
             })
         });
@@ -924,12 +938,12 @@ impl Knowledge {
     }
 }
 
-/// Adds (`add`) or takes away one evidence time per item of `times` under `subject`; a time no row
-/// has any more, and a subject with no times, are dropped.
-fn count_times(
-    index: &mut FastMap<String, BTreeMap<Ts, usize>>,
+/// Adds (`add`) or takes away one row per item of `times` (an evidence time, or a name's time and
+/// text) under `subject`; a time no row has any more, and a subject with no times, are dropped.
+fn count_times<T: Ord>(
+    index: &mut FastMap<String, BTreeMap<T, usize>>,
     subject: &str,
-    times: impl Iterator<Item = Ts>,
+    times: impl Iterator<Item = T>,
     add: bool,
 ) {
     let mut times = times.peekable();

@@ -116,14 +116,13 @@ fn not_found(what: &str, id: &str) -> StoreError {
 /// name it was called by (distinct, in byte order) after ` · `.
 pub(super) fn entity_search_body(k: &Knowledge, entity: &Entity) -> String {
     let display = entity.display_name();
-    let mut others: Vec<&str> = k
+    let others: Vec<&str> = k
         .aliases
         .get(&entity.id)
         .into_iter()
-        .flat_map(|names| names.keys().map(|(alias, _)| alias.as_str()))
+        .flat_map(|names| names.keys().map(String::as_str))
         .filter(|alias| *alias != display)
         .collect();
-    others.dedup();
     if others.is_empty() {
         display.to_string()
     } else {
@@ -387,16 +386,13 @@ impl LogTx<'_> {
         Ok(())
     }
 
-    /// Whether some meeting calls the entity by this name. Its names are ordered by name, then
-    /// meeting: the first at or after `(alias, "")` tells.
+    /// Whether some meeting calls the entity by this name (a name no meeting says any more is
+    /// not kept).
     fn says_name(&self, entity: &str, alias: &str) -> bool {
-        let from = (alias.to_string(), String::new());
-        self.k().aliases.get(entity).is_some_and(|names| {
-            names
-                .range(&from..)
-                .next()
-                .is_some_and(|((name, _), _)| name == alias)
-        })
+        self.k()
+            .aliases
+            .get(entity)
+            .is_some_and(|names| names.contains_key(alias))
     }
 
     fn participants_of(&self, meeting: &str) -> Vec<Participant> {
@@ -680,6 +676,22 @@ impl Tx for LogTx<'_> {
         Ok(self.k().entities.get(id).map(Entity::header))
     }
 
+    fn find_entity_display_name(&mut self, id: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .k()
+            .entities
+            .get(id)
+            .map(|entity| entity.display_name().to_string()))
+    }
+
+    fn entity_has_email(&mut self, id: &str, email: &str) -> StoreResult<Option<bool>> {
+        Ok(self
+            .k()
+            .entities
+            .get(id)
+            .map(|entity| entity.emails.iter().any(|e| e == email)))
+    }
+
     fn set_entity_redirect(&mut self, old_id: &str, new_id: &str) -> StoreResult<()> {
         self.put(Row::Redirect {
             old: old_id.to_string(),
@@ -727,8 +739,14 @@ impl Tx for LogTx<'_> {
         let names: Vec<(String, String)> = k
             .aliases
             .get(id)
-            .map(|names| names.keys().cloned().collect())
-            .unwrap_or_default();
+            .into_iter()
+            .flatten()
+            .flat_map(|(alias, meetings)| {
+                meetings
+                    .keys()
+                    .map(move |meeting| (alias.clone(), meeting.clone()))
+            })
+            .collect();
         for (scheme, value) in identifiers {
             self.del(Key::Identifier(scheme, value))?;
         }
@@ -794,11 +812,13 @@ impl Tx for LogTx<'_> {
             .get(entity)
             .into_iter()
             .flatten()
-            .map(|((alias, meeting), at)| Alias {
-                entity: entity.to_string(),
-                alias: alias.clone(),
-                meeting: meeting.clone(),
-                observed_at: *at,
+            .flat_map(|(alias, meetings)| {
+                meetings.iter().map(move |(meeting, at)| Alias {
+                    entity: entity.to_string(),
+                    alias: alias.clone(),
+                    meeting: meeting.clone(),
+                    observed_at: *at,
+                })
             })
             .collect();
         aliases.sort_by(|a, b| {
@@ -1527,10 +1547,7 @@ impl Tx for LogTx<'_> {
         Ok(k.aliases_by_meeting
             .get(meeting)
             .filter_map(|(entity, alias)| {
-                let at = k
-                    .aliases
-                    .get(entity)?
-                    .get(&(alias.clone(), meeting.to_string()))?;
+                let at = k.aliases.get(entity)?.get(alias)?.get(meeting)?;
                 Some(Alias {
                     entity: entity.clone(),
                     alias: alias.clone(),
@@ -1849,7 +1866,7 @@ impl Tx for LogTx<'_> {
                 .get(entity)
                 .into_iter()
                 .flatten()
-                .map(|(_, at)| *at),
+                .flat_map(|(_, meetings)| meetings.values().copied()),
         );
         Ok((name_bounds(k, entity), times))
     }
@@ -1863,15 +1880,21 @@ impl Tx for LogTx<'_> {
         let evidence = k.evidence_times_by_subject.get(entity);
         let names = k.alias_times_by_entity.get(entity);
         // Both indexes hold their times in order: merged, they are the observations sorted.
-        let mut evidence = evidence.into_iter().flatten().peekable();
-        let mut names = names.into_iter().flatten().peekable();
-        let merged = std::iter::from_fn(|| {
-            let next = match (evidence.peek(), names.peek()) {
-                (Some(a), Some(b)) if b.0 < a.0 => names.next(),
-                (Some(_), _) => evidence.next(),
-                (None, _) => names.next(),
-            };
-            next.map(|(at, count)| (*at, *count))
+        let mut evidence = evidence
+            .into_iter()
+            .flatten()
+            .map(|(at, count)| (*at, *count))
+            .peekable();
+        let mut names = names
+            .into_iter()
+            .flatten()
+            .map(|((at, _), count)| (*at, *count))
+            .peekable();
+        // (A time may come twice, each name said then counted apart: the sum is the same.)
+        let merged = std::iter::from_fn(|| match (evidence.peek(), names.peek()) {
+            (Some(a), Some(b)) if b.0 < a.0 => names.next(),
+            (Some(_), _) => evidence.next(),
+            (None, _) => names.next(),
         });
         let mut count = 0;
         let mut earliest = None;
@@ -1924,11 +1947,11 @@ impl LogTx<'_> {
 }
 
 /// An entity's earliest name (the first by time, then by text in byte order, as
-/// `find_alias_bounds` orders them) with the first and the last time it was named (the last from
-/// the name-times index, which holds them in order).
+/// `find_alias_bounds` orders them) with the first and the last time it was named: the first and
+/// the last key of the name-times index, which holds them in that order.
 fn name_bounds(k: &Knowledge, entity: &str) -> Option<(String, Ts, Ts)> {
-    let names = k.aliases.get(entity)?;
-    let (first, alias) = names.iter().map(|((alias, _), at)| (*at, alias)).min()?;
-    let (last, _) = k.alias_times_by_entity.get(entity)?.last_key_value()?;
-    Some((alias.clone(), first, *last))
+    let times = k.alias_times_by_entity.get(entity)?;
+    let ((first, alias), _) = times.first_key_value()?;
+    let ((last, _), _) = times.last_key_value()?;
+    Some((alias.clone(), *first, *last))
 }
