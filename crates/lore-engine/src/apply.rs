@@ -795,11 +795,16 @@ pub fn slot_evidence_by_claim(
 }
 
 /// Rows of a slot's claims (evidence, status history, supersedes links) grouped by their claim, in
-/// the order they were read.
+/// the order they were read. A claim's id is copied once, for its first row.
 pub fn group_by_claim<T>(rows: Vec<T>, claim: fn(&T) -> &String) -> FastMap<String, Vec<T>> {
     let mut by_claim: FastMap<String, Vec<T>> = FastMap::default();
     for row in rows {
-        by_claim.entry(claim(&row).clone()).or_default().push(row);
+        match by_claim.get_mut(claim(&row)) {
+            Some(grouped) => grouped.push(row),
+            None => {
+                by_claim.insert(claim(&row).clone(), vec![row]);
+            }
+        }
     }
     by_claim
 }
