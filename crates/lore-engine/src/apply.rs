@@ -1039,49 +1039,64 @@ fn rebuild_entity_with(
     names_read: &mut Names,
 ) -> EngineResult<(Entity, bool)> {
     let (alias_bounds, observations) = tx.entity_observation_summary(&entity.id, MENTION_WEIGHT)?;
-    let claims = tx.list_claims_by_subject(&entity.id)?;
+    // The claims are lent twice, not copied: first for their time bounds and the entities they
+    // name, then, with those entities' names read, for the projection.
+    let mut bounds = (None, None);
+    let mut has_claims = false;
+    let mut linked: BTreeSet<String> = BTreeSet::new();
+    tx.visit_claims_by_subject(&entity.id, &mut |claims| {
+        has_claims = !claims.is_empty();
+        let claim_times = || {
+            claims
+                .iter()
+                .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
+                .flatten()
+        };
+        bounds = (claim_times().min(), claim_times().max());
+        for claim in claims {
+            for other in claim
+                .object_entity
+                .iter()
+                .chain(claim.context_entity.iter())
+            {
+                if !linked.contains(other) {
+                    linked.insert(other.clone());
+                }
+            }
+        }
+    })?;
     let mut rebuilt = entity.clone();
-    let claim_times = || {
-        claims
-            .iter()
-            .flat_map(|c| [c.derived.first_observed_at, c.derived.last_observed_at])
-            .flatten()
-    };
-    let bounds = (claim_times().min(), claim_times().max());
     derive_observed(&mut rebuilt, &alias_bounds, observations, Some(bounds));
 
     let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for claim in &claims {
-        for other in claim
-            .object_entity
-            .iter()
-            .chain(claim.context_entity.iter())
-        {
-            if !names.contains_key(other) {
-                let name = match names_read.get(other) {
-                    Some(name) => name.clone(),
-                    None => {
-                        let name = tx.find_entity_display_name(other)?.unwrap_or_default();
-                        names_read.insert(other.clone(), name.clone());
-                        name
-                    }
-                };
-                names.insert(other.clone(), name);
+    for other in linked {
+        let name = match names_read.get(&other) {
+            Some(name) => name.clone(),
+            None => {
+                let name = tx.find_entity_display_name(&other)?.unwrap_or_default();
+                names_read.insert(other.clone(), name.clone());
+                name
             }
-        }
+        };
+        names.insert(other, name);
     }
-    let projected: Vec<ProjectedClaim> = claims
-        .iter()
-        .map(|claim| ProjectedClaim {
-            claim,
-            object_name: claim.object_entity.as_ref().map(|id| names[id].as_str()),
-            context_name: claim.context_entity.as_ref().map(|id| names[id].as_str()),
-        })
-        .collect();
-    let (attributes, brief) = project(&rebuilt, &projected);
+    let name_of = |id: &String| names.get(id).map_or("", String::as_str);
+    let mut projection = None;
+    tx.visit_claims_by_subject(&entity.id, &mut |claims| {
+        let projected: Vec<ProjectedClaim> = claims
+            .iter()
+            .map(|claim| ProjectedClaim {
+                claim,
+                object_name: claim.object_entity.as_ref().map(name_of),
+                context_name: claim.context_entity.as_ref().map(name_of),
+            })
+            .collect();
+        projection = Some(project(&rebuilt, &projected));
+    })?;
+    let (attributes, brief) = projection.unwrap_or_default();
     rebuilt.current_attributes = attributes;
     rebuilt.current_brief = brief;
-    let named_or_subject = alias_bounds.is_some() || !claims.is_empty();
+    let named_or_subject = alias_bounds.is_some() || has_claims;
     Ok((rebuilt, named_or_subject))
 }
 

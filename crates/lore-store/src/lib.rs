@@ -619,6 +619,17 @@ pub trait Tx {
     fn delete_claim(&mut self, id: &str) -> StoreResult<()>;
     fn list_claims_by_slot(&mut self, slot: &SlotKey) -> StoreResult<Vec<Claim>>;
     fn list_claims_by_subject(&mut self, entity: &str) -> StoreResult<Vec<Claim>>;
+    /// Calls `visit` once with the entity's claims, in `list_claims_by_subject`'s order; a store
+    /// that keeps rows in memory lends them instead of copying (a hub has hundreds).
+    fn visit_claims_by_subject(
+        &mut self,
+        entity: &str,
+        visit: &mut dyn FnMut(&[&Claim]),
+    ) -> StoreResult<()> {
+        let claims = self.list_claims_by_subject(entity)?;
+        visit(&claims.iter().collect::<Vec<_>>());
+        Ok(())
+    }
     /// Claims whose object or context is the entity.
     fn list_claims_mentioning(&mut self, entity: &str) -> StoreResult<Vec<Claim>>;
     fn list_claims(&mut self) -> StoreResult<Vec<Claim>>;

@@ -944,6 +944,21 @@ impl Tx for LogTx<'_> {
         ))
     }
 
+    fn visit_claims_by_subject(
+        &mut self,
+        entity: &str,
+        visit: &mut dyn FnMut(&[&Claim]),
+    ) -> StoreResult<()> {
+        let k = self.k();
+        let claims: Vec<&Claim> = k
+            .claims_by_subject
+            .get(entity)
+            .filter_map(|(_, id)| k.claims.get(id))
+            .collect();
+        visit(&claims);
+        Ok(())
+    }
+
     fn list_claims_mentioning(&mut self, entity: &str) -> StoreResult<Vec<Claim>> {
         let k = self.k();
         let ids: BTreeSet<&String> = k
