@@ -63,14 +63,16 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// The kept fields of a struct being serialized.
-enum Kept<'a> {
-    Map {
-        fields: &'a [&'a str],
-        map: Map<String, Value>,
-    },
+/// A struct being serialized: the fields it keeps, and where they go.
+struct Kept<'a> {
+    fields: &'a [&'a str],
+    into: Sink<'a>,
+}
+
+/// Where kept fields go: a map of JSON values, or JSON text.
+enum Sink<'a> {
+    Map(Map<String, Value>),
     Text {
-        fields: &'a [&'a str],
         out: &'a mut Vec<u8>,
         erased: &'a str,
         /// Whether a field was written after the opening brace.
@@ -112,26 +114,19 @@ impl SerializeStruct for Kept<'_> {
         key: &'static str,
         value: &V,
     ) -> Result<(), NotAStruct> {
-        match self {
-            Kept::Map { fields, map } => {
-                if !fields.contains(&key) {
-                    return Ok(());
-                }
+        if !self.fields.contains(&key) {
+            return Ok(());
+        }
+        match &mut self.into {
+            Sink::Map(map) => {
                 let value = serde_json::to_value(value).map_err(|_| NotAStruct)?;
                 if !value.is_array() && !value.is_object() {
                     map.insert(key.to_string(), value);
                 }
             }
-            Kept::Text {
-                fields,
-                out,
-                any,
-                meeting,
-                ..
+            Sink::Text {
+                out, any, meeting, ..
             } => {
-                if !fields.contains(&key) {
-                    return Ok(());
-                }
                 let mark = out.len();
                 if *any {
                     out.push(b',');
@@ -156,14 +151,13 @@ impl SerializeStruct for Kept<'_> {
     }
 
     fn end(self) -> Result<Out, NotAStruct> {
-        match self {
-            Kept::Map { map, .. } => Ok(Out::Map(map)),
-            Kept::Text {
+        match self.into {
+            Sink::Map(map) => Ok(Out::Map(map)),
+            Sink::Text {
                 out,
                 erased,
                 any,
                 meeting,
-                ..
             } => {
                 if any {
                     out.push(b',');
@@ -196,21 +190,21 @@ impl<'a> ser::Serializer for Fields<'a> {
     type SerializeStructVariant = Impossible<Self::Ok, NotAStruct>;
 
     fn serialize_struct(self, _: &'static str, len: usize) -> Result<Kept<'a>, NotAStruct> {
-        Ok(match self.text {
-            None => Kept::Map {
-                fields: self.fields,
-                map: Map::with_capacity(len.min(self.fields.len()) + 1),
-            },
+        let into = match self.text {
+            None => Sink::Map(Map::with_capacity(len.min(self.fields.len()) + 1)),
             Some((out, erased)) => {
                 out.push(b'{');
-                Kept::Text {
-                    fields: self.fields,
+                Sink::Text {
                     out,
                     erased,
                     any: false,
                     meeting: None,
                 }
             }
+        };
+        Ok(Kept {
+            fields: self.fields,
+            into,
         })
     }
 

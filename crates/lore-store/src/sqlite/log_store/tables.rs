@@ -603,19 +603,15 @@ impl Knowledge {
             Key::Alias(entity, alias, meeting) => {
                 let names = self.aliases.get_mut(entity)?;
                 let meetings = names.get_mut(alias)?;
-                // The stored strings go on into the removed row.
+                // The stored meeting id goes on into the removed row.
                 let (meeting_id, observed_at) = meetings.remove_entry(meeting)?;
-                let mut stored_alias = None;
                 if meetings.is_empty() {
-                    stored_alias = names.remove_entry(alias).map(|(alias, _)| alias);
+                    names.remove(alias);
                     if names.is_empty() {
                         self.aliases.remove(entity);
                     }
                 }
-                let pair = (
-                    entity.clone(),
-                    stored_alias.unwrap_or_else(|| alias.clone()),
-                );
+                let pair = (entity.clone(), alias.clone());
                 self.aliases_by_meeting.remove(meeting, &pair);
                 let (entity_id, alias_name) = pair;
                 count_times(
