@@ -30,6 +30,9 @@ echo "pgo-build: 1/3 instrumented build" >&2
 CARGO_TARGET_DIR=target/pgo-generate RUSTFLAGS="-Cprofile-generate=$data/raw" \
     cargo build --release -p lore-cli --locked
 
+# The build scripts the instrumented build ran wrote profiles of their own: only the training's
+# are kept.
+rm -rf "$data/raw"
 echo "pgo-build: 2/3 training on lore bench --scale 1" >&2
 target/pgo-generate/release/lore bench --scale 1 > "$data/bench.txt"
 
